@@ -1,0 +1,16 @@
+//! The formats cusafe's parts agree on, in one place.
+//!
+//! * [`pointer`]: the bits of a global cusafe pointer (poison, tag, address) and the
+//!   pointer-arithmetic (XOR) rule.
+//! * [`block`]: size classes, the in-band header and the block layout.
+//! * [`rtpage`]: the fixed device address where device code finds the runtime's state.
+//! * [`report`]: the report page and record written by device code and read by the host.
+//!
+//! `docs/formats.md` describes the same layouts in prose; the device runtime
+//! (`device-rt/cusafe_rt.c`) repeats the few constants it needs and a test checks
+//! that the two agree.
+
+pub mod block;
+pub mod pointer;
+pub mod report;
+pub mod rtpage;

@@ -1,0 +1,62 @@
+//! Global pointer format.
+//!
+//! ```text
+//!  63      | 62 .. 47 | 46 .. 41 | 40 .. 0
+//!  poison  |    0     |  tag t   | address inside window t
+//! ```
+//! Window `t` is `[t << 41, (t + 1) << 41)`. Tags `1..=35` are cusafe size classes
+//! ([`crate::block`]); every other tag is a *foreign* pointer that the checks skip.
+
+/// Bit set on a pointer whose arithmetic left its block (never dereference it).
+pub const POISON_BIT: u32 = 63;
+/// The poison bit as a mask.
+pub const POISON_MASK: u64 = 1 << POISON_BIT;
+/// Position of the lowest tag bit.
+pub const TAG_SHIFT: u32 = 41;
+/// Tag mask after shifting right by [`TAG_SHIFT`].
+pub const TAG_MASK: u64 = 0x3f;
+/// Size of one tag window in bytes (2 TiB).
+pub const WINDOW_SIZE: u64 = 1 << TAG_SHIFT;
+/// Smallest cusafe tag.
+pub const MIN_TAG: u32 = 1;
+/// Largest cusafe tag.
+pub const MAX_TAG: u32 = 35;
+
+/// The tag field of `p` (ignores the poison bit).
+pub const fn tag_of(p: u64) -> u32 {
+    ((p >> TAG_SHIFT) & TAG_MASK) as u32
+}
+
+/// Whether `p` carries a cusafe tag (`1..=35`). This is the device check's
+/// `(t - 1) < 35` test, done unsigned.
+pub const fn is_cusafe(p: u64) -> bool {
+    (tag_of(p).wrapping_sub(MIN_TAG)) < (MAX_TAG - MIN_TAG + 1)
+}
+
+/// Whether `p` has the poison bit set.
+pub const fn is_poisoned(p: u64) -> bool {
+    p & POISON_MASK != 0
+}
+
+/// Base address of window `t`.
+pub const fn window_base(t: u32) -> u64 {
+    (t as u64) << TAG_SHIFT
+}
+
+/// The pointer-arithmetic rule (paper §4.2): `q = p + off` gets the poison bit when
+/// it leaves the `2^(t+3)`-byte block that `p` points into. Foreign pointers are
+/// never poisoned by this rule; a poisoned `p` stays poisoned whatever `off` is
+/// (even when the addition carries into bit 63). Never traps.
+pub const fn gep(p: u64, off: i64) -> u64 {
+    let q = p.wrapping_add(off as u64);
+    let sticky = p & POISON_MASK;
+    if !is_cusafe(p) {
+        return q | sticky;
+    }
+    let shift = crate::block::class_shift(tag_of(p));
+    if ((p ^ q) & !POISON_MASK) >> shift != 0 {
+        q | POISON_MASK
+    } else {
+        q | sticky
+    }
+}

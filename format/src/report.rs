@@ -1,0 +1,177 @@
+//! Report page and records: written by device code (cold path), read by the host
+//! runtime, also after a trap has killed the context.
+//!
+//! The page is pinned host memory mapped into the device. Its header:
+//!
+//! | offset | type | meaning |
+//! |---|---|---|
+//! | 0 | u32 | [`PAGE_MAGIC`] |
+//! | 4 | u32 | [`PAGE_VERSION`] |
+//! | 8 | u32 | capacity in records ([`PAGE_CAPACITY`]) |
+//! | 12 | u32 | records claimed (device `atomicAdd`; may pass the capacity) |
+//!
+//! Records of [`RECORD_BYTES`] bytes each follow from [`PAGE_HEADER_BYTES`]:
+//!
+//! | offset | type | meaning |
+//! |---|---|---|
+//! | 0 | u32 | state: 0 empty, 1 being written, 2 complete (written after a system fence) |
+//! | 4 | u32 | [`DeviceKind`] |
+//! | 8 | u64 | accessed address (as the program computed it) |
+//! | 16 | u64 | root pointer the address was derived from (names the buffer) |
+//! | 24 | u64 | header size the device saw ([`NO_HEADER`] if it could not read one) |
+//! | 32 | u32 | access size in bytes (low 32 bits for memory intrinsics) |
+//! | 36 | u32 | access flags ([`ACCESS_WRITE`], [`ACCESS_ATOMIC`], [`ACCESS_RANGE`]) |
+//! | 40 | u32 x 3 | threadIdx x, y, z |
+//! | 52 | u32 x 3 | blockIdx x, y, z |
+//! | 64 | u8 x [`LOC_BYTES`] | site text `kernel \x1f file \x1f line \x1f col`, NUL-terminated |
+
+/// Magic word of the report page ("CSRP").
+pub const PAGE_MAGIC: u32 = 0x5052_5343;
+/// Layout version.
+pub const PAGE_VERSION: u32 = 1;
+/// Bytes before the first record.
+pub const PAGE_HEADER_BYTES: usize = 64;
+/// Bytes per record.
+pub const RECORD_BYTES: usize = 512;
+/// Records the page holds.
+pub const PAGE_CAPACITY: usize = 64;
+/// Total page size in bytes.
+pub const PAGE_BYTES: usize = PAGE_HEADER_BYTES + RECORD_BYTES * PAGE_CAPACITY;
+/// Offset of the claimed-record counter in the page header.
+pub const PAGE_COUNT_OFFSET: usize = 12;
+/// Offset of the site text in a record.
+pub const LOC_OFFSET: usize = 64;
+/// Bytes of site text in a record (including the NUL).
+pub const LOC_BYTES: usize = RECORD_BYTES - LOC_OFFSET;
+/// Separator between the fields of the site text.
+pub const LOC_SEP: char = '\x1f';
+/// Record state: complete.
+pub const STATE_COMPLETE: u32 = 2;
+/// Header size value meaning "not read" (the pointer was poisoned or foreign).
+pub const NO_HEADER: u64 = u64::MAX;
+/// Access flag: the access writes memory.
+pub const ACCESS_WRITE: u32 = 1;
+/// Access flag: the access is an atomic read-modify-write.
+pub const ACCESS_ATOMIC: u32 = 2;
+/// Access flag: the access is a range of a memory intrinsic (memcpy/memmove/memset).
+pub const ACCESS_RANGE: u32 = 4;
+
+/// What the device saw; the host refines it with its allocation table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub enum DeviceKind {
+    /// The pointer carried the poison bit: its arithmetic left its block.
+    PoisonedPointer = 1,
+    /// The access was outside the exact bounds in the header (or the header was 0).
+    OutOfBounds = 2,
+}
+
+impl DeviceKind {
+    /// Decodes the record's kind field.
+    pub fn from_u32(v: u32) -> Option<Self> {
+        match v {
+            1 => Some(Self::PoisonedPointer),
+            2 => Some(Self::OutOfBounds),
+            _ => None,
+        }
+    }
+}
+
+/// One decoded record.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Record {
+    /// What the device saw.
+    pub kind: DeviceKind,
+    /// Accessed address.
+    pub addr: u64,
+    /// Root pointer of the access.
+    pub root: u64,
+    /// Header size seen by the device, or [`NO_HEADER`].
+    pub header_size: u64,
+    /// Access size in bytes.
+    pub access_size: u32,
+    /// Access flags.
+    pub flags: u32,
+    /// threadIdx.
+    pub thread: [u32; 3],
+    /// blockIdx.
+    pub block: [u32; 3],
+    /// Kernel (mangled name of the function holding the access).
+    pub kernel: String,
+    /// Source file.
+    pub file: String,
+    /// Source line (0 if unknown).
+    pub line: u32,
+    /// Source column (0 if unknown).
+    pub col: u32,
+}
+
+fn u32_at(b: &[u8], off: usize) -> u32 {
+    u32::from_le_bytes(b[off..off + 4].try_into().expect("4 bytes"))
+}
+
+fn u64_at(b: &[u8], off: usize) -> u64 {
+    u64::from_le_bytes(b[off..off + 8].try_into().expect("8 bytes"))
+}
+
+/// Encodes the site text the pass embeds for a check.
+pub fn encode_loc(kernel: &str, file: &str, line: u32, col: u32) -> String {
+    format!("{kernel}{LOC_SEP}{file}{LOC_SEP}{line}{LOC_SEP}{col}")
+}
+
+impl Record {
+    /// Decodes a complete record from its bytes; `None` if the record is not complete
+    /// or malformed.
+    pub fn decode(b: &[u8]) -> Option<Record> {
+        if b.len() < RECORD_BYTES || u32_at(b, 0) != STATE_COMPLETE {
+            return None;
+        }
+        let kind = DeviceKind::from_u32(u32_at(b, 4))?;
+        let text = &b[LOC_OFFSET..RECORD_BYTES];
+        let end = text.iter().position(|&c| c == 0).unwrap_or(text.len());
+        let text = String::from_utf8_lossy(&text[..end]);
+        let mut parts = text.split(LOC_SEP);
+        let kernel = parts.next().unwrap_or("").to_string();
+        let file = parts.next().unwrap_or("").to_string();
+        let line = parts.next().and_then(|s| s.parse().ok()).unwrap_or(0);
+        let col = parts.next().and_then(|s| s.parse().ok()).unwrap_or(0);
+        Some(Record {
+            kind,
+            addr: u64_at(b, 8),
+            root: u64_at(b, 16),
+            header_size: u64_at(b, 24),
+            access_size: u32_at(b, 32),
+            flags: u32_at(b, 36),
+            thread: [u32_at(b, 40), u32_at(b, 44), u32_at(b, 48)],
+            block: [u32_at(b, 52), u32_at(b, 56), u32_at(b, 60)],
+            kernel,
+            file,
+            line,
+            col,
+        })
+    }
+
+    /// Encodes the record as device code writes it (for tests and host backends).
+    pub fn encode(&self) -> Vec<u8> {
+        let mut b = vec![0u8; RECORD_BYTES];
+        let put32 =
+            |b: &mut Vec<u8>, off: usize, v: u32| b[off..off + 4].copy_from_slice(&v.to_le_bytes());
+        let put64 =
+            |b: &mut Vec<u8>, off: usize, v: u64| b[off..off + 8].copy_from_slice(&v.to_le_bytes());
+        put32(&mut b, 0, STATE_COMPLETE);
+        put32(&mut b, 4, self.kind as u32);
+        put64(&mut b, 8, self.addr);
+        put64(&mut b, 16, self.root);
+        put64(&mut b, 24, self.header_size);
+        put32(&mut b, 32, self.access_size);
+        put32(&mut b, 36, self.flags);
+        for i in 0..3 {
+            put32(&mut b, 40 + 4 * i, self.thread[i]);
+            put32(&mut b, 52 + 4 * i, self.block[i]);
+        }
+        let loc = encode_loc(&self.kernel, &self.file, self.line, self.col);
+        let n = loc.len().min(LOC_BYTES - 1);
+        b[LOC_OFFSET..LOC_OFFSET + n].copy_from_slice(&loc.as_bytes()[..n]);
+        b
+    }
+}

@@ -1,0 +1,28 @@
+//! The runtime page: device memory the runtime maps at a fixed address so that
+//! instrumented device code needs no per-module set-up to find the runtime's state.
+//!
+//! The runtime reserves the whole window of tag [`RTPAGE_TAG`] (a foreign tag, so the
+//! checks never look at it) and maps one granule at its base. Layout (little endian):
+//!
+//! | offset | type | meaning |
+//! |---|---|---|
+//! | 0 | u64 | device address of the [report page](crate::report) (pinned, host-mapped) |
+//! | 8 | u32 | option flags ([`FLAG_RECOVER`]) |
+//! | 12 | u32 | [`RTPAGE_MAGIC`] once the runtime has filled the page |
+
+use crate::pointer::window_base;
+
+/// Tag whose window holds the runtime page (outside the cusafe classes 1..=35).
+pub const RTPAGE_TAG: u32 = 36;
+/// Device address of the runtime page.
+pub const RTPAGE_ADDR: u64 = window_base(RTPAGE_TAG);
+/// Offset of the report page pointer.
+pub const RTPAGE_REPORT_PTR: u64 = 0;
+/// Offset of the option flags.
+pub const RTPAGE_FLAGS: u64 = 8;
+/// Offset of the magic word.
+pub const RTPAGE_MAGIC_OFFSET: u64 = 12;
+/// Magic word ("CUSF") written last by the runtime.
+pub const RTPAGE_MAGIC: u32 = 0x4653_5543;
+/// Flag: recover mode (report and skip the access instead of trapping).
+pub const FLAG_RECOVER: u32 = 1;

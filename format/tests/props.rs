@@ -1,0 +1,96 @@
+//! Property tests of the format math: tag <-> class <-> header, the XOR rule, and the
+//! one-past-the-end guarantee.
+
+use cusafe_format::block::*;
+use cusafe_format::pointer::*;
+use cusafe_format::report::*;
+use proptest::prelude::*;
+
+/// A block of class `t` at slot `slot` of its window, holding `size` bytes.
+fn block_at(t: u32, slot: u64) -> u64 {
+    let slots = WINDOW_SIZE / block_size(t);
+    window_base(t) + (slot % slots) * block_size(t)
+}
+
+fn size_and_class() -> impl Strategy<Value = (u64, u32)> {
+    (0u64..=(1u64 << 34)).prop_map(|s| (s, class_for(s).expect("fits")))
+}
+
+proptest! {
+    #[test]
+    fn class_is_smallest_that_fits((size, t) in size_and_class()) {
+        prop_assert!((MIN_TAG..=MAX_TAG).contains(&t));
+        prop_assert!(PREFIX + size < block_size(t));
+        if t > MIN_TAG {
+            prop_assert!(PREFIX + size + 1 > block_size(t - 1));
+        }
+    }
+
+    #[test]
+    fn pointers_into_a_block_carry_its_tag((size, t) in size_and_class(), slot: u64, frac in 0.0f64..=1.0) {
+        let base = block_at(t, slot);
+        let p = payload(base) + (size as f64 * frac) as u64;
+        prop_assert!(is_cusafe(p));
+        prop_assert_eq!(tag_of(p), t);
+        prop_assert_eq!(block_base(p, t), base);
+    }
+
+    #[test]
+    fn one_past_the_end_is_never_poisoned((size, t) in size_and_class(), slot: u64) {
+        let base = block_at(t, slot);
+        let p = payload(base);
+        let end = gep(p, size as i64);
+        prop_assert!(!is_poisoned(end));
+        prop_assert_eq!(block_base(end, t), base);
+        // ... and walking back from it to the start is fine too.
+        prop_assert!(!is_poisoned(gep(end, -(size as i64))));
+    }
+
+    #[test]
+    fn in_bounds_accesses_pass_and_others_fail((size, t) in size_and_class(), slot: u64, off: i64, len in 1u64..=64) {
+        let base = block_at(t, slot);
+        let p = gep(payload(base), off);
+        let inside = off >= 0 && (off as u64).checked_add(len).is_some_and(|e| e <= size);
+        if is_poisoned(p) {
+            // Poisoned pointers are reported before any bounds check.
+            prop_assert!(!inside);
+        } else {
+            prop_assert_eq!(access_ok(p, block_base(p, t), size, len), inside);
+        }
+    }
+
+    #[test]
+    fn leaving_the_block_poisons(t in MIN_TAG..=MAX_TAG, slot: u64, off: i64) {
+        let base = block_at(t, slot);
+        let p = payload(base);
+        let q = gep(p, off);
+        let target = p.wrapping_add(off as u64);
+        let left = target < base || target >= base + block_size(t);
+        prop_assert_eq!(is_poisoned(q), left);
+        // Poison sticks: further arithmetic never clears it.
+        prop_assert!(!is_poisoned(q) || is_poisoned(gep(q, -off)));
+    }
+
+    #[test]
+    fn freed_blocks_fail_every_access((size, t) in size_and_class(), slot: u64, off in 0u64..1<<20, len in 1u64..=16) {
+        let base = block_at(t, slot);
+        let _ = size;
+        prop_assert!(!access_ok(payload(base) + off, base, 0, len));
+    }
+
+    #[test]
+    fn foreign_pointers_are_never_poisoned(hi in prop_oneof![Just(0u64), 36u64..=63], lo in 0u64..WINDOW_SIZE, off: i64) {
+        let p = (hi << TAG_SHIFT) | lo;
+        prop_assert!(!is_cusafe(p));
+        let q = gep(p, off);
+        prop_assert_eq!(q, p.wrapping_add(off as u64));
+    }
+
+    #[test]
+    fn records_round_trip(addr: u64, root: u64, hs: u64, acc: u32, flags: u32, th: [u32; 3], bl: [u32; 3],
+                          kernel in "[A-Za-z0-9_]{1,80}", file in "[a-z/._]{1,80}", line: u32, col: u32) {
+        let r = Record { kind: DeviceKind::OutOfBounds, addr, root, header_size: hs, access_size: acc, flags,
+                         thread: th, block: bl, kernel, file, line, col };
+        prop_assert_eq!(Record::decode(&r.encode()), Some(r));
+    }
+}
