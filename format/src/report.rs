@@ -8,8 +8,9 @@
 //! | 0 | u32 | [`PAGE_MAGIC`] |
 //! | 4 | u32 | [`PAGE_VERSION`] |
 //! | 8 | u32 | capacity in records ([`PAGE_CAPACITY`]) |
-//! | 12 | u32 | records claimed (device `atomicAdd`; may pass the capacity) |
+//! | 12 | u32 | reserved (0); the claim counter is in the [runtime page](crate::rtpage) |
 //!
+//! The host finds complete records by their state word, not by a count.
 //! Records of [`RECORD_BYTES`] bytes each follow from [`PAGE_HEADER_BYTES`]:
 //!
 //! | offset | type | meaning |
@@ -37,8 +38,6 @@ pub const RECORD_BYTES: usize = 512;
 pub const PAGE_CAPACITY: usize = 64;
 /// Total page size in bytes.
 pub const PAGE_BYTES: usize = PAGE_HEADER_BYTES + RECORD_BYTES * PAGE_CAPACITY;
-/// Offset of the claimed-record counter in the page header.
-pub const PAGE_COUNT_OFFSET: usize = 12;
 /// Offset of the site text in a record.
 pub const LOC_OFFSET: usize = 64;
 /// Bytes of site text in a record (including the NUL).

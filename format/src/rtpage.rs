@@ -9,6 +9,10 @@
 //! | 0 | u64 | device address of the [report page](crate::report) (pinned, host-mapped) |
 //! | 8 | u32 | option flags ([`FLAG_RECOVER`]) |
 //! | 12 | u32 | [`RTPAGE_MAGIC`] once the runtime has filled the page |
+//! | 16 | u32 | report records claimed so far (device `atomicAdd`; may pass the capacity) |
+//!
+//! The claim counter lives here, in device memory, because device atomics on pinned
+//! host memory depend on PCIe atomics support; records themselves are plain stores.
 
 use crate::pointer::window_base;
 
@@ -22,6 +26,8 @@ pub const RTPAGE_REPORT_PTR: u64 = 0;
 pub const RTPAGE_FLAGS: u64 = 8;
 /// Offset of the magic word.
 pub const RTPAGE_MAGIC_OFFSET: u64 = 12;
+/// Offset of the report-record claim counter (u32).
+pub const RTPAGE_CLAIMED: u64 = 16;
 /// Magic word ("CUSF") written last by the runtime.
 pub const RTPAGE_MAGIC: u32 = 0x4653_5543;
 /// Flag: recover mode (report and skip the access instead of trapping).
