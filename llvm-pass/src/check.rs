@@ -1,0 +1,193 @@
+//! Emits the inline check of design §4 before an access, with the report call in a
+//! cold block. In recover mode the report returns and the access is skipped (a load
+//! then yields zero); in trap mode the report never returns.
+//!
+//! ```text
+//!   ri = root; t = (ri >> 41) & 63; in = (t - 1) <u 35
+//!   base = ri & (-1 << (t + 3)); size = load i64 (in ? base : @__cusafe_no_header)
+//!   off = addr - (base + PREFIX); end = off + len
+//!   bad = (ri <s 0) | (in & !(end <=u size & end >=u len))
+//!   br bad, report (cold), access
+//! ```
+//! Foreign pointers (tag outside 1..=35) read a zero word from a module global instead
+//! of a header, so the fast path has one branch and no guarded load.
+
+use crate::collect::{Access, Len, Range};
+use crate::ir::{Ir, AS_GLOBAL};
+use crate::sites::Sites;
+use cusafe_format::block::{class_shift, PREFIX};
+use cusafe_format::pointer::{MAX_TAG, MIN_TAG, TAG_MASK, TAG_SHIFT};
+use cusafe_format::report::{DeviceKind, NO_HEADER};
+use llvm_sys::core::*;
+use llvm_sys::debuginfo::{LLVMInstructionGetDebugLoc, LLVMInstructionSetDebugLoc};
+use llvm_sys::prelude::*;
+use llvm_sys::{LLVMIntPredicate, LLVMLinkage, LLVMTypeKind};
+
+/// Name of the device runtime's report function (device-rt/cusafe_rt.c).
+pub const REPORT_FN: &str = "__cusafe_report";
+
+/// Module-level things every check uses.
+pub struct Checker {
+    report_ty: LLVMTypeRef,
+    report_fn: LLVMValueRef,
+    no_header: LLVMValueRef,
+}
+
+impl Checker {
+    /// Declares the report function and the no-header word in the module.
+    pub fn new(ir: &Ir) -> Checker {
+        unsafe {
+            let mut params = [
+                ir.i32, ir.i64, ir.i64, ir.i64, ir.i32, ir.i32, ir.ptr, ir.ptr,
+            ];
+            let report_ty = LLVMFunctionType(
+                LLVMVoidTypeInContext(ir.ctx),
+                params.as_mut_ptr(),
+                params.len() as u32,
+                0,
+            );
+            let fname = std::ffi::CString::new(REPORT_FN).expect("no NUL");
+            let mut report_fn = LLVMGetNamedFunction(ir.module, fname.as_ptr());
+            if report_fn.is_null() {
+                report_fn = LLVMAddFunction(ir.module, fname.as_ptr(), report_ty);
+            }
+            let no_header = LLVMAddGlobalInAddressSpace(
+                ir.module,
+                ir.i64,
+                c"__cusafe_no_header".as_ptr(),
+                AS_GLOBAL,
+            );
+            LLVMSetInitializer(no_header, ir.c64(0));
+            LLVMSetLinkage(no_header, LLVMLinkage::LLVMInternalLinkage);
+            Checker {
+                report_ty,
+                report_fn,
+                no_header,
+            }
+        }
+    }
+
+    /// Instruments one access of function `func`: a check per range before it, each
+    /// with its own cold report block, and the recover-mode skip after it.
+    pub fn instrument(&self, ir: &Ir, sites: &mut Sites, func: LLVMValueRef, acc: &Access) {
+        unsafe {
+            let cont = ir.split_before(LLVMGetNextInstruction(acc.inst));
+            let mut skipped_from = Vec::new();
+            for r in &acc.ranges {
+                let report_bb = self.emit_check(ir, sites, func, acc.inst, r);
+                // The report block continues after the access (skips it in recover mode).
+                let term = LLVMGetBasicBlockTerminator(report_bb);
+                LLVMInstructionEraseFromParent(term);
+                ir.at_end(report_bb);
+                LLVMBuildBr(ir.b, cont);
+                skipped_from.push(report_bb);
+            }
+            let ty = LLVMTypeOf(acc.inst);
+            if LLVMGetTypeKind(ty) != LLVMTypeKind::LLVMVoidTypeKind
+                && !LLVMGetFirstUse(acc.inst).is_null()
+            {
+                LLVMPositionBuilderBefore(ir.b, LLVMGetFirstInstruction(cont));
+                let phi = LLVMBuildPhi(ir.b, ty, c"cusafe.val".as_ptr());
+                LLVMReplaceAllUsesWith(acc.inst, phi);
+                let mut vals = vec![acc.inst];
+                let mut bbs = vec![LLVMGetInstructionParent(acc.inst)];
+                for bb in skipped_from {
+                    vals.push(LLVMConstNull(ty));
+                    bbs.push(bb);
+                }
+                LLVMAddIncoming(phi, vals.as_mut_ptr(), bbs.as_mut_ptr(), vals.len() as u32);
+            }
+        }
+    }
+
+    /// Emits the check of one range before `inst`; returns the cold report block.
+    fn emit_check(
+        &self,
+        ir: &Ir,
+        sites: &mut Sites,
+        func: LLVMValueRef,
+        inst: LLVMValueRef,
+        r: &Range,
+    ) -> LLVMBasicBlockRef {
+        use LLVMIntPredicate::*;
+        unsafe {
+            ir.at(inst);
+            let ri = ir.to_int(r.root);
+            let ai = if r.addr == r.root {
+                ri
+            } else {
+                ir.to_int(r.addr)
+            };
+            let t = ir.and(ir.lshr(ri, ir.c64(TAG_SHIFT.into())), ir.c64(TAG_MASK));
+            let in_range = ir.icmp(
+                LLVMIntULT,
+                ir.sub(t, ir.c64(MIN_TAG.into())),
+                ir.c64((MAX_TAG - MIN_TAG + 1).into()),
+            );
+            let shift = ir.and(ir.add(t, ir.c64(class_shift(0).into())), ir.c64(63));
+            let base = ir.and(ri, ir.shl(ir.c64(u64::MAX), shift));
+            let no_hdr = LLVMConstPtrToInt(self.no_header, ir.i64);
+            let hdr_addr = ir.select(in_range, base, no_hdr);
+            let hdr_ptr = LLVMBuildIntToPtr(ir.b, hdr_addr, ir.gptr, c"cusafe.hdr".as_ptr());
+            let size = LLVMBuildLoad2(ir.b, ir.i64, hdr_ptr, c"cusafe.size".as_ptr());
+            LLVMSetAlignment(size, 8);
+            let off = ir.sub(ai, ir.add(base, ir.c64(PREFIX)));
+            let len = match r.len {
+                Len::Const(n) => ir.c64(n),
+                Len::Value(v) => ir.int_cast(v, ir.i64),
+            };
+            let end = ir.add(off, len);
+            let mut inside = ir.and(
+                ir.icmp(LLVMIntULE, end, size),
+                ir.icmp(LLVMIntUGE, end, len),
+            );
+            if let Len::Value(_) = r.len {
+                inside = ir.or(inside, ir.icmp(LLVMIntEQ, len, ir.c64(0)));
+            }
+            let poisoned = ir.icmp(LLVMIntSLT, ri, ir.c64(0));
+            let outside = ir.and(in_range, LLVMBuildNot(ir.b, inside, crate::ir::NONAME));
+            let bad = ir.or(poisoned, outside);
+            let term = ir.split_if_then(bad, inst);
+            // Cold block: say what the device saw and call the runtime.
+            ir.at(term);
+            let kind = ir.select(
+                poisoned,
+                ir.c32(DeviceKind::PoisonedPointer as u32),
+                ir.c32(DeviceKind::OutOfBounds as u32),
+            );
+            let seen = ir.select(
+                ir.and(in_range, LLVMBuildNot(ir.b, poisoned, crate::ir::NONAME)),
+                size,
+                ir.c64(NO_HEADER),
+            );
+            let len32 = ir.int_cast(len, ir.i32);
+            let mut args = [
+                kind,
+                ai,
+                ri,
+                seen,
+                len32,
+                ir.c32(r.flags),
+                sites.text(ir, func, inst),
+                sites.flag(ir),
+            ];
+            let call = LLVMBuildCall2(
+                ir.b,
+                self.report_ty,
+                self.report_fn,
+                args.as_mut_ptr(),
+                args.len() as u32,
+                crate::ir::NONAME,
+            );
+            if let Some(loc) = debug_loc_of(inst) {
+                LLVMInstructionSetDebugLoc(call, loc);
+            }
+            LLVMGetInstructionParent(term)
+        }
+    }
+}
+
+fn debug_loc_of(inst: LLVMValueRef) -> Option<LLVMMetadataRef> {
+    let loc = unsafe { LLVMInstructionGetDebugLoc(inst) };
+    (!loc.is_null()).then_some(loc)
+}

@@ -1,0 +1,175 @@
+//! Collects the interesting memory operands of a function before anything changes
+//! (the AddressSanitizer way): every load, store, atomicrmw, cmpxchg and
+//! llvm.memcpy/memmove/memset, with the ranges each touches.
+
+use crate::classify::{decide, Decision};
+use crate::ir::{callee, is_intrinsic, name, opcode, operand, Ir};
+use cusafe_format::report::{ACCESS_ATOMIC, ACCESS_RANGE, ACCESS_WRITE};
+use llvm_sys::core::*;
+use llvm_sys::prelude::*;
+use llvm_sys::LLVMOpcode;
+
+/// Length of a checked range.
+#[derive(Clone, Copy, Debug)]
+pub enum Len {
+    /// Known at compile time (loads, stores, atomics).
+    Const(u64),
+    /// Computed at run time (memory intrinsics), an integer value.
+    Value(LLVMValueRef),
+}
+
+/// One address range an instruction touches, to be checked against `root`'s block.
+#[derive(Clone, Copy, Debug)]
+pub struct Range {
+    /// Start address.
+    pub addr: LLVMValueRef,
+    /// Root pointer (names the block).
+    pub root: LLVMValueRef,
+    /// Bytes touched.
+    pub len: Len,
+    /// `format::report::ACCESS_*` flags.
+    pub flags: u32,
+}
+
+/// An instruction to instrument and the ranges it touches.
+#[derive(Debug)]
+pub struct Access {
+    /// The memory instruction.
+    pub inst: LLVMValueRef,
+    /// Ranges to check before it runs.
+    pub ranges: Vec<Range>,
+}
+
+/// What collection found in one function, checked or not.
+#[derive(Debug, Default)]
+pub struct Found {
+    /// Accesses to check.
+    pub accesses: Vec<Access>,
+    /// Accesses whose object is static (alloca, global, shared, local): not heap-checked.
+    pub static_skipped: u32,
+    /// Memory-touching intrinsic calls the pass does not understand (left unchecked).
+    pub unknown_intrinsics: u32,
+}
+
+fn is_mem_intrinsic(f: LLVMValueRef) -> Option<bool> {
+    let n = name(f);
+    if n.starts_with("llvm.memcpy") || n.starts_with("llvm.memmove") {
+        Some(true)
+    } else if n.starts_with("llvm.memset") {
+        Some(false)
+    } else {
+        None
+    }
+}
+
+/// Intrinsics that take pointers but touch no memory the program could overflow.
+fn is_harmless_intrinsic(f: LLVMValueRef) -> bool {
+    let n = name(f);
+    [
+        "llvm.lifetime.",
+        "llvm.dbg.",
+        "llvm.assume",
+        "llvm.prefetch",
+        "llvm.invariant.",
+        "llvm.experimental.noalias",
+        "llvm.nvvm.read.ptx.sreg",
+        "llvm.nvvm.isspacep",
+        "llvm.ptrmask",
+        "llvm.nvvm.barrier",
+        "llvm.nvvm.membar",
+        "llvm.nvvm.fence",
+    ]
+    .iter()
+    .any(|p| n.starts_with(p))
+}
+
+fn takes_pointer(call: LLVMValueRef) -> bool {
+    unsafe {
+        (0..LLVMGetNumArgOperands(call)).any(|i| crate::ir::addr_space(operand(call, i)).is_some())
+    }
+}
+
+impl Found {
+    fn add(&mut self, ranges: &mut Vec<Range>, addr: LLVMValueRef, len: Len, flags: u32) {
+        match decide(addr) {
+            Decision::Check { root } => ranges.push(Range {
+                addr,
+                root,
+                len,
+                flags,
+            }),
+            Decision::Static => self.static_skipped += 1,
+        }
+    }
+
+    fn visit(&mut self, ir: &Ir, inst: LLVMValueRef) {
+        let mut ranges = Vec::new();
+        unsafe {
+            match opcode(inst) {
+                Some(LLVMOpcode::LLVMLoad) => {
+                    let len = ir.store_size(LLVMTypeOf(inst));
+                    self.add(&mut ranges, operand(inst, 0), Len::Const(len), 0);
+                }
+                Some(LLVMOpcode::LLVMStore) => {
+                    let len = ir.store_size(LLVMTypeOf(operand(inst, 0)));
+                    self.add(&mut ranges, operand(inst, 1), Len::Const(len), ACCESS_WRITE);
+                }
+                Some(LLVMOpcode::LLVMAtomicRMW) => {
+                    let len = ir.store_size(LLVMTypeOf(operand(inst, 1)));
+                    self.add(
+                        &mut ranges,
+                        operand(inst, 0),
+                        Len::Const(len),
+                        ACCESS_WRITE | ACCESS_ATOMIC,
+                    );
+                }
+                Some(LLVMOpcode::LLVMAtomicCmpXchg) => {
+                    let len = ir.store_size(LLVMTypeOf(operand(inst, 1)));
+                    self.add(
+                        &mut ranges,
+                        operand(inst, 0),
+                        Len::Const(len),
+                        ACCESS_WRITE | ACCESS_ATOMIC,
+                    );
+                }
+                Some(LLVMOpcode::LLVMCall) => {
+                    let Some(f) = callee(inst) else { return };
+                    if !is_intrinsic(f) {
+                        return;
+                    }
+                    match is_mem_intrinsic(f) {
+                        Some(copies) => {
+                            let len = Len::Value(operand(inst, 2));
+                            self.add(
+                                &mut ranges,
+                                operand(inst, 0),
+                                len,
+                                ACCESS_RANGE | ACCESS_WRITE,
+                            );
+                            if copies {
+                                self.add(&mut ranges, operand(inst, 1), len, ACCESS_RANGE);
+                            }
+                        }
+                        None if !is_harmless_intrinsic(f) && takes_pointer(inst) => {
+                            self.unknown_intrinsics += 1
+                        }
+                        None => {}
+                    }
+                }
+                _ => return,
+            }
+        }
+        if !ranges.is_empty() {
+            self.accesses.push(Access { inst, ranges });
+        }
+    }
+}
+
+/// Collects the accesses of function `f`.
+pub fn collect(ir: &Ir, insts: &[LLVMValueRef]) -> Found {
+    let mut found = Found::default();
+    for &i in insts {
+        found.visit(ir, i);
+    }
+    found
+}

@@ -1,0 +1,87 @@
+//! cusafe's LLVM pass plugin.
+//!
+//! clang loads `libcusafe_pass.so` with `-fpass-plugin` (device side only); the C++ shim
+//! (`shim/plugin.cpp`) registers a module pass at OptimizerLast (and as `cusafe` for
+//! `opt -passes=cusafe`) that calls [`cusafe_run_on_module`]. On NVPTX modules it
+//! instruments every global-memory access (see `docs/pass.md`) and links the device
+//! runtime; other modules are left alone.
+//!
+//! Flow per function (AddressSanitizer's shape): collect the interesting operands and
+//! escaping pointer arithmetic first ([`collect`], [`arith::collect`]), with
+//! [`classify`] the one place that decides what is checked; then instrument.
+
+mod arith;
+mod check;
+mod classify;
+mod collect;
+mod devrt;
+mod ir;
+mod kernels;
+mod plugin;
+mod sites;
+mod stats;
+
+use ir::Ir;
+use llvm_sys::core::*;
+use llvm_sys::prelude::*;
+
+/// Entry point called by the C++ shim for each module. Returns whether the module changed.
+///
+/// # Safety
+/// `m` must be a valid module owned by the caller; it is borrowed, never disposed.
+#[no_mangle]
+pub unsafe extern "C" fn cusafe_run_on_module(m: LLVMModuleRef) -> bool {
+    let triple = unsafe { std::ffi::CStr::from_ptr(LLVMGetTarget(m)) };
+    if !triple.to_string_lossy().starts_with("nvptx") {
+        return false;
+    }
+    let ir = unsafe { Ir::new(m) };
+    if let Err(e) = instrument_module(&ir) {
+        // No Result crosses into LLVM: say what failed and stop the compile.
+        eprintln!("cusafe: error: {e}; please report this with the input file (compile with --cusafe-no-instrument to build without cusafe)");
+        std::process::exit(70);
+    }
+    true
+}
+
+fn defined_functions(m: LLVMModuleRef) -> Vec<LLVMValueRef> {
+    let mut out = Vec::new();
+    unsafe {
+        let mut f = LLVMGetFirstFunction(m);
+        while !f.is_null() {
+            if LLVMIsDeclaration(f) == 0 && !ir::name(f).starts_with("__cusafe") {
+                out.push(f);
+            }
+            f = LLVMGetNextFunction(f);
+        }
+    }
+    out
+}
+
+fn instrument_module(ir: &Ir) -> Result<(), String> {
+    let want_stats = std::env::var_os("CUSAFE_PASS_STATS").is_some_and(|v| v != "0");
+    let kernels = kernels::kernels(ir.module);
+    let checker = check::Checker::new(ir);
+    let mut sites = sites::Sites::default();
+    for f in defined_functions(ir.module) {
+        let insts = ir::instructions(f);
+        let found = collect::collect(ir, &insts);
+        let escapes = arith::collect(&insts);
+        for e in &escapes {
+            arith::instrument(ir, e);
+        }
+        for acc in &found.accesses {
+            checker.instrument(ir, &mut sites, f, acc);
+        }
+        if want_stats {
+            let s = stats::Stats::of(&found, escapes.len());
+            let kind = if kernels.contains(&f) {
+                "kernel"
+            } else {
+                "device function"
+            };
+            eprintln!("{}", s.line(kind, &ir::name(f)));
+        }
+    }
+    devrt::link(ir)
+}

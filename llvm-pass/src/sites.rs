@@ -1,0 +1,85 @@
+//! Per-check-site data in the module: the site text (kernel, file, line, column) the
+//! report record carries, and a flag word so that each site reports once.
+
+use crate::ir::{name, Ir, AS_GLOBAL};
+use cusafe_format::report::encode_loc;
+use llvm_sys::core::*;
+use llvm_sys::debuginfo::*;
+use llvm_sys::prelude::*;
+use llvm_sys::LLVMLinkage;
+use std::collections::HashMap;
+use std::ffi::CString;
+
+/// Creates and de-duplicates site globals for one module.
+#[derive(Default)]
+pub struct Sites {
+    texts: HashMap<String, LLVMValueRef>,
+    count: u32,
+}
+
+/// Source position of an instruction from its debug location.
+pub fn source_pos(inst: LLVMValueRef) -> (String, u32, u32) {
+    unsafe {
+        let loc = LLVMInstructionGetDebugLoc(inst);
+        if loc.is_null() {
+            return (
+                "<unknown: compile with -g or -gline-tables-only>".into(),
+                0,
+                0,
+            );
+        }
+        let line = LLVMDILocationGetLine(loc);
+        let col = LLVMDILocationGetColumn(loc);
+        let scope = LLVMDILocationGetScope(loc);
+        let file = LLVMDIScopeGetFile(scope);
+        let mut len = 0u32;
+        let f = if file.is_null() {
+            std::ptr::null()
+        } else {
+            LLVMDIFileGetFilename(file, &mut len)
+        };
+        let fname = if f.is_null() {
+            "<unknown>".to_string()
+        } else {
+            String::from_utf8_lossy(std::slice::from_raw_parts(f as *const u8, len as usize))
+                .into_owned()
+        };
+        (fname, line, col)
+    }
+}
+
+impl Sites {
+    /// The generic-address-space pointer to the site text for `inst` in `func`.
+    pub fn text(&mut self, ir: &Ir, func: LLVMValueRef, inst: LLVMValueRef) -> LLVMValueRef {
+        let (file, line, col) = source_pos(inst);
+        let text = encode_loc(&name(func), &file, line, col);
+        if let Some(&g) = self.texts.get(&text) {
+            return g;
+        }
+        let g = unsafe {
+            let init = LLVMConstStringInContext2(ir.ctx, text.as_ptr() as *const _, text.len(), 0);
+            let gname = CString::new(format!("__cusafe_loc.{}", self.texts.len())).expect("no NUL");
+            let g =
+                LLVMAddGlobalInAddressSpace(ir.module, LLVMTypeOf(init), gname.as_ptr(), AS_GLOBAL);
+            LLVMSetInitializer(g, init);
+            LLVMSetGlobalConstant(g, 1);
+            LLVMSetLinkage(g, LLVMLinkage::LLVMPrivateLinkage);
+            LLVMSetUnnamedAddress(g, llvm_sys::LLVMUnnamedAddr::LLVMGlobalUnnamedAddr);
+            LLVMConstAddrSpaceCast(g, ir.ptr)
+        };
+        self.texts.insert(text, g);
+        g
+    }
+
+    /// A fresh zero-initialised flag word for one check site (generic pointer).
+    pub fn flag(&mut self, ir: &Ir) -> LLVMValueRef {
+        unsafe {
+            let gname = CString::new(format!("__cusafe_site.{}", self.count)).expect("no NUL");
+            self.count += 1;
+            let g = LLVMAddGlobalInAddressSpace(ir.module, ir.i32, gname.as_ptr(), AS_GLOBAL);
+            LLVMSetInitializer(g, ir.c32(0));
+            LLVMSetLinkage(g, LLVMLinkage::LLVMInternalLinkage);
+            LLVMConstAddrSpaceCast(g, ir.ptr)
+        }
+    }
+}

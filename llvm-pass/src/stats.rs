@@ -1,0 +1,61 @@
+//! Per-function instrumentation counts and the stats line (`CUSAFE_PASS_STATS=1`).
+
+use crate::collect::{Access, Found};
+use cusafe_format::report::{ACCESS_ATOMIC, ACCESS_RANGE, ACCESS_WRITE};
+
+/// What the pass did to one function.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Stats {
+    /// Checked load ranges.
+    pub loads: u32,
+    /// Checked store ranges.
+    pub stores: u32,
+    /// Checked atomic ranges.
+    pub atomics: u32,
+    /// Checked memory-intrinsic ranges.
+    pub ranges: u32,
+    /// GEPs given the pointer-arithmetic rule.
+    pub arith: u32,
+    /// Accesses to static objects (not heap-checked).
+    pub static_skipped: u32,
+    /// Pointer-taking intrinsics left unchecked.
+    pub unknown_intrinsics: u32,
+}
+
+impl Stats {
+    /// Counts what collection found.
+    pub fn of(found: &Found, arith: usize) -> Stats {
+        let mut s = Stats {
+            arith: arith as u32,
+            static_skipped: found.static_skipped,
+            unknown_intrinsics: found.unknown_intrinsics,
+            ..Stats::default()
+        };
+        for r in found.accesses.iter().flat_map(|a: &Access| &a.ranges) {
+            let slot = if r.flags & ACCESS_RANGE != 0 {
+                &mut s.ranges
+            } else if r.flags & ACCESS_ATOMIC != 0 {
+                &mut s.atomics
+            } else if r.flags & ACCESS_WRITE != 0 {
+                &mut s.stores
+            } else {
+                &mut s.loads
+            };
+            *slot += 1;
+        }
+        s
+    }
+
+    /// Checks emitted.
+    pub fn checks(&self) -> u32 {
+        self.loads + self.stores + self.atomics + self.ranges
+    }
+
+    /// The stats line for function `name` (`kind` is "kernel" or "device function").
+    pub fn line(&self, kind: &str, name: &str) -> String {
+        format!(
+            "cusafe: {kind} {name}: {} checks ({} loads, {} stores, {} atomics, {} ranges), {} arithmetic rules, {} static accesses not heap-checked, {} intrinsic accesses unchecked",
+            self.checks(), self.loads, self.stores, self.atomics, self.ranges, self.arith, self.static_skipped, self.unknown_intrinsics
+        )
+    }
+}

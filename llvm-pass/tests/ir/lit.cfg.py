@@ -1,0 +1,16 @@
+# lit configuration for the pass's IR tests (run by scripts/test.sh).
+import os
+import lit.formats
+
+config.name = "cusafe-pass"
+config.test_format = lit.formats.ShTest(True)
+config.suffixes = [".ll"]
+config.test_source_root = os.path.dirname(__file__)
+llvm_bin = os.environ.get("CUSAFE_LLVM_BIN", "/usr/lib/llvm-19/bin")
+plugin = os.environ["CUSAFE_PASS_PLUGIN"]
+config.substitutions.append(("%opt", f"{llvm_bin}/opt -load-pass-plugin={plugin} -passes=cusafe -S"))
+config.substitutions.append(("%llc", f"{llvm_bin}/llc -march=nvptx64 -mcpu=sm_90 -mattr=+ptx85"))
+config.substitutions.append(("%ptxas", os.environ.get("CUSAFE_PTXAS", "ptxas") + " -arch=sm_90"))
+config.substitutions.append(("FileCheck", f"{llvm_bin}/FileCheck"))
+config.substitutions.append(("%verify", f"{llvm_bin}/opt -passes=verify -disable-output"))
+config.environment["CUSAFE_PASS_STATS"] = "1"

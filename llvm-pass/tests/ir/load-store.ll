@@ -1,0 +1,44 @@
+; Every load and store through a kernel pointer gets the inline check, with the
+; report call in a cold (unlikely) block and the access skipped in recover mode.
+; RUN: %opt %s -o %t.ll 2>%t.stats
+; RUN: FileCheck %s < %t.ll
+; RUN: FileCheck %s --check-prefix=STATS < %t.stats
+; RUN: %verify %t.ll
+target datalayout = "e-i64:64-i128:128-v16:16-v32:32-n16:32:64"
+target triple = "nvptx64-nvidia-cuda"
+
+define void @k(ptr %a, i64 %i) {
+  %p = getelementptr inbounds float, ptr %a, i64 %i
+  %v = load float, ptr %p, align 4
+  %w = fadd float %v, 1.0
+  store float %w, ptr %p, align 4
+  ret void
+}
+!nvvm.annotations = !{!0}
+!0 = !{ptr @k, !"kernel", i32 1}
+
+; CHECK-LABEL: define void @k(
+; The root (%a) names the block; the tag picks the class.
+; CHECK: [[RI:%.*]] = ptrtoint ptr %a to i64
+; CHECK: [[AI:%.*]] = ptrtoint ptr %p to i64
+; CHECK: [[T0:%.*]] = lshr i64 [[RI]], 41
+; CHECK: [[T:%.*]] = and i64 [[T0]], 63
+; CHECK: [[TM1:%.*]] = sub i64 [[T]], 1
+; CHECK: [[IN:%.*]] = icmp ult i64 [[TM1]], 35
+; CHECK: [[SIZE:%.*]] = load i64, ptr addrspace(1)
+; CHECK: [[END:%.*]] = add i64 {{%.*}}, 4
+; CHECK: icmp ule i64 [[END]], [[SIZE]]
+; CHECK: [[POIS:%.*]] = icmp slt i64 [[RI]], 0
+; CHECK: br i1 {{%.*}}, label %[[REPORT:.*]], label %[[ACCESS:.*]], !prof [[COLD:![0-9]+]]
+; CHECK: [[REPORT]]:
+; CHECK: call void @__cusafe_report(i32 {{%.*}}, i64 [[AI]], i64 [[RI]], i64 {{%.*}}, i32 4, i32 0,
+; CHECK: [[ACCESS]]:
+; CHECK-NEXT: [[V:%.*]] = load float, ptr %p
+; CHECK: phi float [ [[V]], %[[ACCESS]] ], [ 0.000000e+00, %[[REPORT]] ]
+; The store is a write (flag 1).
+; CHECK: call void @__cusafe_report(i32 {{%.*}}, i64 {{%.*}}, i64 {{%.*}}, i64 {{%.*}}, i32 4, i32 1,
+; CHECK: store float
+; The runtime is linked in and internal.
+; CHECK: define internal void @__cusafe_report(
+; CHECK: [[COLD]] = !{!"branch_weights", i32 1, i32 1048575}
+; STATS: cusafe: kernel k: 2 checks (1 loads, 1 stores, 0 atomics, 0 ranges), 0 arithmetic rules

@@ -1,0 +1,25 @@
+; memcpy/memmove check both ranges, memset the destination; run-time lengths are
+; widened to i64 and a zero length never reports.
+; RUN: %opt %s | FileCheck %s
+target datalayout = "e-i64:64-i128:128-v16:16-v32:32-n16:32:64"
+target triple = "nvptx64-nvidia-cuda"
+
+define void @k(ptr %d, ptr %s, i32 %n) {
+  call void @llvm.memcpy.p0.p0.i32(ptr %d, ptr %s, i32 %n, i1 false)
+  call void @llvm.memset.p0.i64(ptr %d, i8 0, i64 64, i1 false)
+  call void @llvm.memmove.p0.p0.i64(ptr %d, ptr %s, i64 8, i1 false)
+  ret void
+}
+declare void @llvm.memcpy.p0.p0.i32(ptr, ptr, i32, i1)
+declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)
+declare void @llvm.memmove.p0.p0.i64(ptr, ptr, i64, i1)
+; CHECK: [[LEN:%.*]] = zext i32 %n to i64
+; CHECK: icmp eq i64 [[LEN]], 0
+; CHECK: call void @__cusafe_report({{.*}} i32 5,
+; CHECK: call void @__cusafe_report({{.*}} i32 4,
+; CHECK: call void @llvm.memcpy
+; CHECK: call void @__cusafe_report({{.*}}, i32 64, i32 5,
+; CHECK: call void @llvm.memset
+; CHECK: call void @__cusafe_report({{.*}}, i32 8, i32 5,
+; CHECK: call void @__cusafe_report({{.*}}, i32 8, i32 4,
+; CHECK: call void @llvm.memmove

@@ -1,0 +1,18 @@
+; An access through a chain of GEPs is checked against the block of the chain's root,
+; not of the final address: a jump straight into another live block is caught.
+; RUN: %opt %s | FileCheck %s
+target datalayout = "e-i64:64-i128:128-v16:16-v32:32-n16:32:64"
+target triple = "nvptx64-nvidia-cuda"
+
+define void @k(ptr %a, i64 %i, i64 %j) {
+  %p = getelementptr inbounds i32, ptr %a, i64 %i
+  %q = getelementptr inbounds i8, ptr %p, i64 %j
+  %r = addrspacecast ptr %q to ptr addrspace(1)
+  store i32 0, ptr addrspace(1) %r, align 4
+  ret void
+}
+; CHECK: [[RI:%.*]] = ptrtoint ptr %a to i64
+; CHECK: [[AI:%.*]] = ptrtoint ptr addrspace(1) %r to i64
+; CHECK: lshr i64 [[RI]], 41
+; CHECK: call void @__cusafe_report(i32 {{%.*}}, i64 [[AI]], i64 [[RI]],
+; CHECK-NOT: cusafe.arith
