@@ -1,0 +1,8 @@
+# Sourced by the scripts: where things are. No side effects beyond variables.
+CUSAFE_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+export CUSAFE_ROOT
+export CUSAFE_TC="$CUSAFE_ROOT/.toolchain"
+export CUSAFE_CUDA="$CUSAFE_TC/cuda"
+export CUSAFE_LLVM_BIN=/usr/lib/llvm-19/bin
+export CUSAFE_BIN="$CUSAFE_ROOT/target/release"
+export PYTHONPATH="$CUSAFE_TC/py${PYTHONPATH:+:$PYTHONPATH}"

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# The test command (README; .ci/run calls it): installs the toolchain if needed,
+# builds, and runs every check that needs no GPU.
+set -euo pipefail
+source "$(dirname "$0")/env.sh"
+cd "$CUSAFE_ROOT"
+step() { printf '\n== %s\n' "$*"; }
+step "toolchain and build"
+scripts/build.sh
+step "format and lints"
+cargo fmt --all -- --check
+cargo clippy --release --workspace --all-targets -- -D warnings
+step "unit, property and CLI tests"
+cargo test --release --workspace
+step "pass IR tests (lit + FileCheck)"
+CUSAFE_PASS_PLUGIN="$CUSAFE_BIN/libcusafe_pass.so" CUSAFE_PTXAS="$CUSAFE_CUDA/bin/ptxas" \
+  python3 -c 'from lit.main import main; main()' -sv llvm-pass/tests/ir
+step "examples compile with cusafe-clang++ (ptxas runs inside every build)"
+scripts/build-examples.sh "$CUSAFE_ROOT/build/examples"
+echo
+echo "all tests passed"
