@@ -1,0 +1,78 @@
+//! `cusafe`: run a program under the runtime, check the installation, fuzz (not yet).
+
+use std::ffi::OsString;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use cusafe_cli::locate::Locator;
+use cusafe_cli::{doctor, fuzz, run};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "cusafe",
+    version,
+    about = "cusafe: memory safety for CUDA programs"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Cmd,
+}
+
+#[derive(Debug, Subcommand)]
+enum Cmd {
+    /// Run a program with libcusafe_rt.so preloaded (put first in LD_PRELOAD); exits with
+    /// the program's status.
+    Run {
+        /// The program and its arguments (put them after `--`).
+        #[arg(
+            required = true,
+            trailing_var_arg = true,
+            allow_hyphen_values = true,
+            value_name = "PROGRAM"
+        )]
+        command: Vec<OsString>,
+    },
+    /// Check clang-19, the CUDA tree, the pass plugin, the runtime and the GPU; exit 1 if
+    /// something needed is missing.
+    Doctor,
+    /// Coverage-guided fuzzing with the sanitizer as oracle: not implemented yet (exits 2).
+    Fuzz {
+        /// Arguments (ignored until fuzz mode exists).
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<OsString>,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let locator = match Locator::for_current_exe() {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("cusafe: error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    match cli.command {
+        Cmd::Run { command } => {
+            let err = run::run(&locator, &command);
+            eprintln!("cusafe run: error: {err}");
+            ExitCode::from(err.exit_code())
+        }
+        Cmd::Doctor => {
+            let checks = doctor::run_checks(&locator);
+            if let Err(e) = doctor::print(&checks, &mut std::io::stdout().lock()) {
+                eprintln!("cusafe doctor: error: cannot write: {e}");
+                return ExitCode::from(2);
+            }
+            if doctor::all_present(&checks) {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            }
+        }
+        Cmd::Fuzz { args: _ } => {
+            eprintln!("cusafe fuzz: {}", fuzz::NOT_IMPLEMENTED);
+            ExitCode::from(fuzz::EXIT_CODE)
+        }
+    }
+}

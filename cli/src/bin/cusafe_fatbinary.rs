@@ -1,0 +1,34 @@
+//! `cusafe-fatbinary`: the `fatbinary` clang calls, over libnvfatbin (see
+//! `cusafe_cli::fatbinary`).
+
+use std::process::ExitCode;
+
+use cusafe_cli::fatbinary::{self, FatbinaryError, NVFATBIN_ENV};
+use cusafe_cli::locate::env_nonempty;
+
+fn main() -> ExitCode {
+    let argv: Vec<_> = std::env::args_os().collect();
+    let args = match fatbinary::parse(argv.iter().cloned()) {
+        Ok(args) => args,
+        // clap prints help/version on stdout (exit 0) and its errors on stderr (exit 2).
+        Err(FatbinaryError::Usage(err)) => err.exit(),
+        Err(err) => return fail(&err),
+    };
+    let candidates = fatbinary::library_candidates(
+        env_nonempty(NVFATBIN_ENV),
+        argv.first().map(|a| a.as_os_str()),
+    );
+    let result = fatbinary::read_images(&args).and_then(|inputs| {
+        let lib = fatbinary::load_library(&candidates)?;
+        fatbinary::create(&args, &inputs, &lib)
+    });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => fail(&err),
+    }
+}
+
+fn fail(err: &FatbinaryError) -> ExitCode {
+    eprintln!("cusafe-fatbinary: error: {err}");
+    ExitCode::from(err.exit_code())
+}

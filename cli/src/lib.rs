@@ -1,0 +1,23 @@
+//! cusafe's command-line tools, as a library the three binaries share.
+//!
+//! * [`clangxx`]: `cusafe-clang++`, the drop-in for `clang++` on CUDA code: reads the
+//!   command line and rewrites it into the clang++-19 command that builds an instrumented
+//!   (or, with `--cusafe-no-instrument`, plain) binary.
+//! * [`fatbinary`] and [`nvfatbin`]: `cusafe-fatbinary`, the replacement for NVIDIA's
+//!   `fatbinary` tool that clang calls, over libnvfatbin.
+//! * [`run`], [`doctor`], [`fuzz`]: the subcommands of `cusafe`.
+//! * [`locate`]: where the tools find clang-19, the CUDA tree, the pass plugin and the
+//!   runtime (environment overrides first, then paths relative to the executable).
+//!
+//! `docs/cli.md` describes the flags, environment variables and lookup rules.
+
+#![warn(missing_docs)]
+
+pub mod clangxx;
+pub mod doctor;
+pub mod fatbinary;
+pub mod fuzz;
+pub mod locate;
+pub mod nvfatbin;
+pub mod run;
+pub mod shell;

@@ -1,0 +1,8 @@
+//! Tests that run the real `cusafe-clang++` (built as `cusafe-clangxx`), `cusafe` and
+//! `cusafe-fatbinary` binaries and look at what they print and do.
+
+mod build;
+mod clangxx;
+mod common;
+mod cusafe;
+mod fatbinary;
