@@ -202,7 +202,8 @@ const HOST_EXTENSIONS: &[&str] = &[
 ];
 
 impl CommandLine {
-    /// Reads a command line (without the program name).
+    /// Reads a command line (without the program name). Response files (`@file`) are
+    /// read for the scan but passed to clang as they are.
     pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Self, ClangxxError> {
         let mut out = CommandLine {
             flags: CusafeFlags::default(),
@@ -214,72 +215,73 @@ impl CommandLine {
             user_cuda_path: None,
             cudart_at: None,
         };
-        // The language of later inputs set by `-x` (None: by extension).
-        let mut language: Option<String> = None;
-        let mut iter = args.into_iter();
-        while let Some(arg) = iter.next() {
-            let text = arg.to_string_lossy().into_owned();
+        for arg in args {
+            let text = arg.to_string_lossy();
             if let Some(ours) = text.strip_prefix("--cusafe-") {
                 match ours {
                     "no-instrument" => out.flags.no_instrument = true,
                     "stats" => out.flags.stats = true,
                     "print-command" => out.flags.print_command = true,
-                    _ => return Err(ClangxxError::UnknownFlag(text)),
+                    _ => return Err(ClangxxError::UnknownFlag(text.into_owned())),
                 }
-                continue;
-            }
-            match text.as_str() {
-                "--help" => out.flags.help = true,
-                "--version" => out.flags.version = true,
-                _ => {}
-            }
-            if text == "--help" || text == "--version" {
-                continue;
-            }
-            if text.starts_with('-') && text != "-" {
-                if STOP_BEFORE_LINK.contains(&text.as_str()) {
-                    out.stops_before_link = true;
-                }
-                if text.starts_with("--cuda-gpu-arch=") || text.starts_with("--offload-arch=") {
-                    out.has_gpu_arch = true;
-                }
-                if text == "--cuda-host-only" || text == "--offload-host-only" {
-                    out.host_only = true;
-                }
-                if let Some(path) = text.strip_prefix("--cuda-path=") {
-                    out.user_cuda_path = Some(PathBuf::from(path));
-                }
-                if is_cudart(&text) && out.cudart_at.is_none() {
-                    out.cudart_at = Some(out.args.len());
-                }
-                if let Some(lang) = text.strip_prefix("-x").filter(|l| !l.is_empty()) {
-                    language = Some(lang.to_owned()).filter(|l| l != "none");
-                }
-                let takes_value = TAKES_VALUE.contains(&text.as_str());
-                let is_lib = text.starts_with("-l");
+            } else if text == "--help" {
+                out.flags.help = true;
+            } else if text == "--version" {
+                out.flags.version = true;
+            } else {
                 out.args.push(arg);
-                if takes_value {
-                    if let Some(value) = iter.next() {
-                        let value_text = value.to_string_lossy();
-                        if text == "-x" {
-                            language =
-                                Some(value_text.clone().into_owned()).filter(|l| l != "none");
-                        }
-                        if text == "-l" {
-                            if is_cudart(&format!("-l{value_text}")) && out.cudart_at.is_none() {
-                                out.cudart_at = Some(out.args.len() - 1);
-                            }
-                            out.inputs.push(InputKind::Linker);
-                        }
-                        out.args.push(value);
-                    }
-                } else if is_lib {
-                    out.inputs.push(InputKind::Linker);
-                }
+            }
+        }
+
+        // Each word with the index in `args` it comes from (a response file's words all
+        // come from the `@file` argument).
+        let mut words = Vec::new();
+        for (at, arg) in out.args.iter().enumerate() {
+            expand_response_file(&arg.to_string_lossy(), at, 0, &mut words);
+        }
+        // The language of later inputs set by `-x` (None: by extension).
+        let mut language: Option<String> = None;
+        let mut iter = words.into_iter();
+        while let Some((text, at)) = iter.next() {
+            if !text.starts_with('-') || text == "-" {
+                out.inputs
+                    .push(classify(text.as_ref(), language.as_deref()));
                 continue;
             }
-            out.inputs.push(classify(&arg, language.as_deref()));
-            out.args.push(arg);
+            if STOP_BEFORE_LINK.contains(&text.as_str()) {
+                out.stops_before_link = true;
+            }
+            if text.starts_with("--cuda-gpu-arch=") || text.starts_with("--offload-arch=") {
+                out.has_gpu_arch = true;
+            }
+            if text == "--cuda-host-only" || text == "--offload-host-only" {
+                out.host_only = true;
+            }
+            if let Some(path) = text.strip_prefix("--cuda-path=") {
+                out.user_cuda_path = Some(PathBuf::from(path));
+            }
+            if let Some(lang) = text.strip_prefix("-x").filter(|l| !l.is_empty()) {
+                language = Some(lang.to_owned()).filter(|l| l != "none");
+            }
+            let mut library = text
+                .strip_prefix("-l")
+                .filter(|l| !l.is_empty())
+                .map(str::to_owned);
+            if TAKES_VALUE.contains(&text.as_str()) {
+                if let Some((value, _)) = iter.next() {
+                    match text.as_str() {
+                        "-x" => language = Some(value).filter(|l| l != "none"),
+                        "-l" => library = Some(value),
+                        _ => {}
+                    }
+                }
+            }
+            if let Some(library) = library {
+                out.inputs.push(InputKind::Linker);
+                if is_cudart(&library) && out.cudart_at.is_none() {
+                    out.cudart_at = Some(at);
+                }
+            }
         }
         Ok(out)
     }
@@ -387,9 +389,52 @@ impl CommandLine {
     }
 }
 
-/// `-lcudart` or `-lcudart_static`.
-fn is_cudart(arg: &str) -> bool {
-    arg == "-lcudart" || arg == "-lcudart_static"
+/// `cudart` or `cudart_static` (the name after `-l`).
+fn is_cudart(library: &str) -> bool {
+    library == "cudart" || library == "cudart_static"
+}
+
+/// Appends the words of `arg` to `words`, each with `at`: the words of the response
+/// file it names (recursively, at most 8 deep) if `arg` is a readable `@file`, else `arg`.
+fn expand_response_file(arg: &str, at: usize, depth: usize, words: &mut Vec<(String, usize)>) {
+    let contents = arg
+        .strip_prefix('@')
+        .filter(|_| depth < 8)
+        .and_then(|path| std::fs::read_to_string(path).ok());
+    match contents {
+        Some(contents) => {
+            for word in split_response_file(&contents) {
+                expand_response_file(&word, at, depth + 1, words);
+            }
+        }
+        None => words.push((arg.to_owned(), at)),
+    }
+}
+
+/// Splits a response file into words the GNU way: whitespace separates, single and
+/// double quotes group, a backslash escapes the next character.
+fn split_response_file(contents: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word: Option<String> = None;
+    let mut quote: Option<char> = None;
+    let mut chars = contents.chars();
+    while let Some(c) = chars.next() {
+        match (c, quote) {
+            ('\\', _) => {
+                let escaped = chars.next().unwrap_or('\\');
+                word.get_or_insert_with(String::new).push(escaped);
+            }
+            (q, None) if q == '\'' || q == '"' => {
+                quote = Some(q);
+                word.get_or_insert_with(String::new);
+            }
+            (q, Some(open)) if q == open => quote = None,
+            (w, None) if w.is_whitespace() => words.extend(word.take()),
+            (other, _) => word.get_or_insert_with(String::new).push(other),
+        }
+    }
+    words.extend(word);
+    words
 }
 
 /// The kind of an input, from `-x` if one is in force, else from its extension.
@@ -559,5 +604,27 @@ mod tests {
         assert_eq!(c.cudart_at, Some(1));
         let c = parse(&["a.cu", "--offload-arch=sm_80"]);
         assert!(c.has_gpu_arch);
+    }
+
+    #[test]
+    fn response_files_are_scanned_but_passed_as_they_are() {
+        let dir = std::env::temp_dir().join(format!("cusafe-rsp-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let rsp = dir.join("args.rsp");
+        std::fs::write(&rsp, "-c 'my file.cu' \"-DX=a b\"\n-lcudart\n").unwrap();
+        let arg = format!("@{}", rsp.display());
+        let c = parse(&["-O2", &arg, "-o", "k.o"]);
+        assert_eq!(c.args[1], OsString::from(&arg));
+        assert_eq!(c.inputs, vec![InputKind::Cuda, InputKind::Linker]);
+        assert!(c.stops_before_link);
+        assert_eq!(c.cudart_at, Some(1), "the runtime goes before the @file");
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(
+            split_response_file("a\\ b 'c d' \"e\\\"f\" ''"),
+            vec!["a b", "c d", "e\"f", ""]
+        );
+        // An unreadable @file is an input as far as clang is concerned.
+        let c = parse(&["@/nonexistent/args.rsp"]);
+        assert_eq!(c.inputs, vec![InputKind::Linker]);
     }
 }
