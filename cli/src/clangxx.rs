@@ -14,8 +14,8 @@
 //!   `--cuda-host-only`, where clang would call them unused);
 //! * a link step: `-L<cuda>/lib64 -lcudart` (unless the user links cudart) and rpaths to
 //!   the CUDA libraries and `$ORIGIN`; unless `--cusafe-no-instrument` also
-//!   `-L<rtdir> -lcusafe_rt` placed before `-lcudart`, `-Wl,-rpath,<rtdir>` and
-//!   `-Wl,--undefined=__cusafe_rt_present`.
+//!   `-L<rtdir> -Wl,--push-state,--no-as-needed -lcusafe_rt -Wl,--pop-state` placed
+//!   before `-lcudart`, `-Wl,-rpath,<rtdir>` and `-Wl,--undefined=__cusafe_rt_present`.
 //!
 //! A host-only compile (no CUDA input, no link) goes to clang++ unchanged.
 
@@ -346,8 +346,16 @@ impl CommandLine {
             }
         }
 
-        let rt_flags =
-            |dir: &Path| -> Vec<OsString> { vec![joined("-L", dir), "-lcusafe_rt".into()] };
+        // --no-as-needed: with the user's -Wl,--as-needed, GNU ld drops a library that only
+        // satisfies an --undefined symbol (measured with binutils 2.40).
+        let rt_flags = |dir: &Path| -> Vec<OsString> {
+            vec![
+                joined("-L", dir),
+                "-Wl,--push-state,--no-as-needed".into(),
+                "-lcusafe_rt".into(),
+                "-Wl,--pop-state".into(),
+            ]
+        };
         match (self.cudart_at, &rt_dir) {
             (Some(at), Some(dir)) => {
                 args.extend(self.args[..at].iter().cloned());

@@ -261,3 +261,72 @@ fn ptxas_output_through_fatbinary() {
         );
     }
 }
+
+/// The `DT_NEEDED` entries of an ELF file, in order (via `readelf -d`, from binutils,
+/// which clang's link step needs anyway).
+fn needed(elf: &Path) -> Vec<String> {
+    let (code, stdout, stderr) = output(std::process::Command::new("readelf").arg("-d").arg(elf));
+    assert_eq!(code, 0, "readelf: {stderr}");
+    stdout
+        .lines()
+        .filter(|l| l.contains("(NEEDED)"))
+        .filter_map(|l| Some(l.split('[').nth(1)?.trim_end_matches(']').to_owned()))
+        .collect()
+}
+
+#[test]
+fn runtime_is_needed_before_cudart_even_with_as_needed() {
+    let Some(real) = toolchain() else { return };
+    let dir = TempDir::new("rtlink");
+    let tree = tree_with_our_fatbinary(&real, dir.path());
+    // A stand-in runtime: just the marker symbol.
+    let stub_src = dir.path().join("rt.c");
+    write(&stub_src, "int __cusafe_rt_present = 1;\n");
+    let rt = dir.path().join("rt/libcusafe_rt.so");
+    std::fs::create_dir_all(rt.parent().unwrap()).unwrap();
+    let (code, _, stderr) = output(
+        std::process::Command::new(CLANG)
+            .args(["-x", "c", "-shared", "-fPIC"])
+            .arg(&stub_src)
+            .arg("-o")
+            .arg(&rt),
+    );
+    assert_eq!(code, 0, "stub runtime: {stderr}");
+
+    let src = dir.path().join("k.cu");
+    write(&src, PROGRAM);
+    let obj = dir.path().join("k.o");
+    let (code, _, stderr) = output(
+        tool(CLANGXX)
+            .env("CUSAFE_CUDA_PATH", &tree)
+            .args([
+                "--cusafe-no-instrument".as_ref(),
+                "-O2".as_ref(),
+                "-c".as_ref(),
+                src.as_os_str(),
+            ])
+            .args(["-o".as_ref(), obj.as_os_str()]),
+    );
+    assert_eq!(code, 0, "compile: {stderr}");
+
+    // Link-only, instrumented: the runtime is added, before cudart, and survives
+    // --as-needed.
+    for extra in [&[][..], &["-Wl,--as-needed"][..]] {
+        let exe = dir.path().join("app");
+        let (code, _, stderr) = output(
+            tool(CLANGXX)
+                .env("CUSAFE_CUDA_PATH", &tree)
+                .env("CUSAFE_RT_LIB", &rt)
+                .args(extra)
+                .args([obj.as_os_str(), "-o".as_ref(), exe.as_os_str()]),
+        );
+        assert_eq!(code, 0, "link {extra:?}: {stderr}");
+        let needed = needed(&exe);
+        let rt_at = needed.iter().position(|n| n == "libcusafe_rt.so");
+        let cudart_at = needed.iter().position(|n| n == "libcudart.so.12");
+        assert!(
+            matches!((rt_at, cudart_at), (Some(r), Some(c)) if r < c),
+            "{extra:?}: {needed:?}"
+        );
+    }
+}

@@ -60,7 +60,8 @@ fn instrumented_build_command() {
     let expected = format!(
         "{clang} --cuda-path={cuda} -Wno-unknown-cuda-version --cuda-gpu-arch=sm_90 \
          -Xarch_device -gline-directives-only -Xarch_device -fpass-plugin={plugin} \
-         -O2 -g a.cu b.cu -o app -L{rt} -lcusafe_rt -L{cuda}/lib64 -lcudart \
+         -O2 -g a.cu b.cu -o app -L{rt} -Wl,--push-state,--no-as-needed -lcusafe_rt \
+         -Wl,--pop-state -L{cuda}/lib64 -lcudart \
          -Wl,-rpath,{rt} '-Wl,-rpath,$ORIGIN' -Wl,-rpath,{cuda}/lib64 \
          -Wl,--undefined=__cusafe_rt_present",
         clang = tc.clang.display(),
@@ -153,7 +154,8 @@ fn users_cudart_keeps_its_place_after_the_runtime() {
     let tc = FakeToolchain::new("usercudart");
     let line = printed(&tc, &["a.o", "-lfoo", "-lcudart", "-o", "app"]);
     let expected = format!(
-        "a.o -lfoo -L{} -lcusafe_rt -lcudart -o app -L{}/lib64 ",
+        "a.o -lfoo -L{} -Wl,--push-state,--no-as-needed -lcusafe_rt -Wl,--pop-state \
+         -lcudart -o app -L{}/lib64 ",
         rt_dir(&tc),
         tc.cuda.display()
     );
@@ -299,7 +301,7 @@ fn bundle_without_toolchain_explains_each_missing_piece() {
     );
     let rt_dir = bundle.path().join("bin");
     assert!(
-        stdout.contains(&format!("-L{} -lcusafe_rt", rt_dir.display())),
+        stdout.contains(&format!("-L{} -Wl,--push-state", rt_dir.display())),
         "{stdout}"
     );
 }
