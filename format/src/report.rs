@@ -55,6 +55,21 @@ pub const ACCESS_ATOMIC: u32 = 2;
 /// Access flag: the access is a range of a memory intrinsic (memcpy/memmove/memset).
 pub const ACCESS_RANGE: u32 = 4;
 
+/// The page header as the runtime initialises it: magic, version, capacity, the rest
+/// zero. The records after the header must be zeroed too (state 0: empty).
+pub fn page_header() -> [u8; PAGE_HEADER_BYTES] {
+    let mut b = [0u8; PAGE_HEADER_BYTES];
+    b[0..4].copy_from_slice(&PAGE_MAGIC.to_le_bytes());
+    b[4..8].copy_from_slice(&PAGE_VERSION.to_le_bytes());
+    b[8..12].copy_from_slice(&(PAGE_CAPACITY as u32).to_le_bytes());
+    b
+}
+
+/// Byte offset of record `i` in the page.
+pub const fn record_offset(i: usize) -> usize {
+    PAGE_HEADER_BYTES + i * RECORD_BYTES
+}
+
 /// What the device saw; the host refines it with its allocation table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u32)]
@@ -172,5 +187,21 @@ impl Record {
         let n = loc.len().min(LOC_BYTES - 1);
         b[LOC_OFFSET..LOC_OFFSET + n].copy_from_slice(&loc.as_bytes()[..n]);
         b
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn page_header_layout() {
+        let h = page_header();
+        assert_eq!(u32_at(&h, 0), PAGE_MAGIC);
+        assert_eq!(u32_at(&h, 4), PAGE_VERSION);
+        assert_eq!(u32_at(&h, 8) as usize, PAGE_CAPACITY);
+        assert!(h[12..].iter().all(|&b| b == 0));
+        assert_eq!(record_offset(0), PAGE_HEADER_BYTES);
+        assert_eq!(record_offset(PAGE_CAPACITY), PAGE_BYTES);
     }
 }

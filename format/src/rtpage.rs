@@ -32,3 +32,42 @@ pub const RTPAGE_CLAIMED: u64 = 16;
 pub const RTPAGE_MAGIC: u32 = 0x4653_5543;
 /// Flag: recover mode (report and skip the access instead of trapping).
 pub const FLAG_RECOVER: u32 = 1;
+
+/// Bytes of the runtime page that carry meaning (up to and including the claim counter).
+pub const RTPAGE_BYTES: usize = RTPAGE_CLAIMED as usize + 4;
+
+/// The runtime page's contents as the runtime writes them at start-up: the report
+/// page's device address, the option flags, the magic word and a zero claim counter
+/// (little endian, see the table above).
+pub fn contents(report_page: u64, flags: u32) -> [u8; RTPAGE_BYTES] {
+    let mut b = [0u8; RTPAGE_BYTES];
+    let at = |off: u64| off as usize;
+    b[at(RTPAGE_REPORT_PTR)..at(RTPAGE_REPORT_PTR) + 8].copy_from_slice(&report_page.to_le_bytes());
+    b[at(RTPAGE_FLAGS)..at(RTPAGE_FLAGS) + 4].copy_from_slice(&flags.to_le_bytes());
+    b[at(RTPAGE_MAGIC_OFFSET)..at(RTPAGE_MAGIC_OFFSET) + 4]
+        .copy_from_slice(&RTPAGE_MAGIC.to_le_bytes());
+    b
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn contents_layout() {
+        let b = contents(0x7f00_1234_5600, FLAG_RECOVER);
+        assert_eq!(
+            u64::from_le_bytes(b[0..8].try_into().unwrap()),
+            0x7f00_1234_5600
+        );
+        assert_eq!(
+            u32::from_le_bytes(b[8..12].try_into().unwrap()),
+            FLAG_RECOVER
+        );
+        assert_eq!(
+            u32::from_le_bytes(b[12..16].try_into().unwrap()),
+            RTPAGE_MAGIC
+        );
+        assert_eq!(u32::from_le_bytes(b[16..20].try_into().unwrap()), 0);
+    }
+}
