@@ -1,0 +1,514 @@
+//! The tagged allocator (design §6): pure Rust over a [`Backend`].
+//!
+//! * A block of class `t` (`cusafe_format::block::class_for`) lives in window `t`, so
+//!   its pointer carries the tag; its header (exact size) sits at the block base.
+//! * Blocks smaller than a granule come from *slabs*: one 2 MiB physical chunk mapped
+//!   at a random never-used 2 MiB slot of the window, blocks bump-allocated and never
+//!   handed out twice. A slab whose blocks were all handed out and all freed is
+//!   *retired*: its chunk is unmapped (and cached for another slab, which zeroes the
+//!   block headers when it maps it), and its slot is quarantined.
+//! * Larger blocks get their own random `2^(t+3)`-aligned slot with
+//!   `backed_bytes(size)` of physical memory; the rest of the slot stays unmapped.
+//! * A freed block's header reads 0: slab blocks get it zeroed; retired slabs and freed
+//!   large blocks get a shared all-zero *tombstone* chunk mapped over their first
+//!   granule (up to [`MAX_TOMBSTONES`] of them), so a dangling pointer still meets a
+//!   zero header (a use-after-free report) instead of an unmapped page.
+//! * Slots: a used slot never comes back while unused ones remain (`slots.rs`).
+
+mod backend;
+mod host;
+mod slots;
+mod table;
+
+pub use backend::{Backend, BackendError, Fill};
+pub use host::HostBackend;
+pub use slots::{Picked, SlotMap};
+pub use table::{BlockInfo, BlockTable, FREED_HISTORY};
+
+use std::backtrace::Backtrace;
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::fmt;
+use std::sync::Arc;
+
+use cusafe_format::block::{
+    backed_bytes, block_base, block_size, class_for, payload, GRANULE, HEADER_BYTES,
+};
+use cusafe_format::pointer::{
+    is_cusafe, is_poisoned, tag_of, window_base, MAX_TAG, MIN_TAG, WINDOW_SIZE,
+};
+
+use crate::rng::Rng;
+
+/// Physical chunks kept for reuse after their slab retired (beyond: released).
+pub const MAX_CACHED_CHUNKS: usize = 16;
+/// Freed slots that keep the zero tombstone mapped (beyond: the oldest is unmapped, and
+/// a dangling access there faults instead of being reported).
+pub const MAX_TOMBSTONES: usize = 4096;
+
+/// Whether class `t` is served from slabs (its blocks are smaller than a granule).
+pub const fn is_slab_class(t: u32) -> bool {
+    block_size(t) < GRANULE
+}
+
+/// Bytes of one slot of window `t`: a granule for slab classes, the block otherwise.
+pub const fn slot_bytes(t: u32) -> u64 {
+    let b = block_size(t);
+    if b < GRANULE {
+        GRANULE
+    } else {
+        b
+    }
+}
+
+/// Why an allocation failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AllocError {
+    /// No class holds this many bytes.
+    TooLarge(u64),
+    /// Every slot of the class's window holds a live block.
+    OutOfAddressSpace {
+        /// The class.
+        class: u32,
+    },
+    /// The backend failed (e.g. out of device memory).
+    Backend(BackendError),
+}
+
+impl From<BackendError> for AllocError {
+    fn from(e: BackendError) -> Self {
+        AllocError::Backend(e)
+    }
+}
+
+impl fmt::Display for AllocError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AllocError::TooLarge(n) => write!(f, "{n} bytes is larger than any cusafe class"),
+            AllocError::OutOfAddressSpace { class } => {
+                write!(f, "every slot of window {class} holds a live block")
+            }
+            AllocError::Backend(e) => e.fmt(f),
+        }
+    }
+}
+
+/// Why a free was refused, or what went wrong after it.
+#[derive(Clone, Debug)]
+pub enum FreeError {
+    /// No block was ever allocated at this pointer (or it is poisoned).
+    NotAllocated {
+        /// The pointer passed to free.
+        ptr: u64,
+    },
+    /// The pointer points inside a block, not at its start.
+    Interior {
+        /// The pointer passed to free.
+        ptr: u64,
+        /// The block it points into.
+        block: BlockInfo,
+    },
+    /// The block was already freed.
+    DoubleFree {
+        /// The block.
+        block: BlockInfo,
+    },
+    /// The block is now freed, but unmapping or zeroing its memory failed.
+    Backend {
+        /// The freed block.
+        block: BlockInfo,
+        /// The failure.
+        error: BackendError,
+    },
+}
+
+/// Counters for the exit summary.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Successful allocations.
+    pub allocs: u64,
+    /// Successful frees.
+    pub frees: u64,
+    /// Payload bytes now allocated.
+    pub live_bytes: u64,
+    /// Largest `live_bytes` seen.
+    pub peak_live_bytes: u64,
+    /// Slabs mapped.
+    pub slabs_mapped: u64,
+    /// Slabs retired.
+    pub slabs_retired: u64,
+    /// Large blocks mapped.
+    pub large_mapped: u64,
+    /// Physical allocations made (chunks and large blocks).
+    pub physical_created: u64,
+    /// Cached chunks reused.
+    pub chunks_reused: u64,
+}
+
+#[derive(Debug)]
+struct Slab<H> {
+    class: u32,
+    next: u64,
+    cap: u64,
+    live: u64,
+    handle: H,
+}
+
+#[derive(Debug)]
+struct Large<H> {
+    backed: u64,
+    handle: H,
+}
+
+/// The allocator frontend.
+#[derive(Debug)]
+pub struct Allocator<B: Backend> {
+    backend: B,
+    rng: Rng,
+    /// Slot maps indexed by class (index 0 unused).
+    windows: Vec<SlotMap>,
+    slabs: HashMap<u64, Slab<B::Handle>>,
+    /// The slab each class bump-allocates from.
+    current: Vec<Option<u64>>,
+    large: HashMap<u64, Large<B::Handle>>,
+    table: BlockTable,
+    chunks: Vec<B::Handle>,
+    tomb: Option<B::Handle>,
+    tombstones: VecDeque<u64>,
+    tombstoned: HashSet<u64>,
+    next_id: u64,
+    stats: Stats,
+}
+
+impl<B: Backend> Allocator<B> {
+    /// Reserves windows [`MIN_TAG`]`..=`[`MAX_TAG`] through `backend` and returns an
+    /// empty allocator, or the first reservation that failed.
+    pub fn new(mut backend: B, rng: Rng) -> Result<Self, BackendError> {
+        for t in MIN_TAG..=MAX_TAG {
+            backend.reserve(window_base(t), WINDOW_SIZE)?;
+        }
+        let windows = (0..=MAX_TAG)
+            .map(|t| {
+                SlotMap::new(if t < MIN_TAG {
+                    0
+                } else {
+                    WINDOW_SIZE / slot_bytes(t)
+                })
+            })
+            .collect();
+        Ok(Allocator {
+            backend,
+            rng,
+            windows,
+            slabs: HashMap::new(),
+            current: vec![None; MAX_TAG as usize + 1],
+            large: HashMap::new(),
+            table: BlockTable::default(),
+            chunks: Vec::new(),
+            tomb: None,
+            tombstones: VecDeque::new(),
+            tombstoned: HashSet::new(),
+            next_id: 1,
+            stats: Stats::default(),
+        })
+    }
+
+    /// The backend.
+    pub fn backend(&self) -> &B {
+        &self.backend
+    }
+
+    /// The backend, mutably.
+    pub fn backend_mut(&mut self) -> &mut B {
+        &mut self.backend
+    }
+
+    /// Counters so far.
+    pub fn stats(&self) -> Stats {
+        self.stats
+    }
+
+    /// Slot bookkeeping of window `t`.
+    pub fn window(&self, t: u32) -> &SlotMap {
+        &self.windows[t as usize]
+    }
+
+    /// Allocates a block with `size` payload bytes and writes its header.
+    pub fn alloc(
+        &mut self,
+        size: u64,
+        site: Option<Arc<Backtrace>>,
+    ) -> Result<BlockInfo, AllocError> {
+        let t = class_for(size).ok_or(AllocError::TooLarge(size))?;
+        let base = if is_slab_class(t) {
+            self.alloc_in_slab(t, size)?
+        } else {
+            self.alloc_large(t, size)?
+        };
+        let info = BlockInfo {
+            id: self.next_id,
+            ptr: payload(base),
+            size,
+            freed: false,
+            alloc_site: site,
+            free_site: None,
+        };
+        self.next_id += 1;
+        self.table.insert(base, info.clone());
+        self.stats.allocs += 1;
+        self.stats.live_bytes += size;
+        self.stats.peak_live_bytes = self.stats.peak_live_bytes.max(self.stats.live_bytes);
+        Ok(info)
+    }
+
+    /// Frees the block whose payload starts at `ptr`: its header reads 0 afterwards
+    /// and its address is never handed out again while unused ones remain.
+    pub fn free(&mut self, ptr: u64, site: Option<Arc<Backtrace>>) -> Result<BlockInfo, FreeError> {
+        if is_poisoned(ptr) || !is_cusafe(ptr) {
+            return Err(FreeError::NotAllocated { ptr });
+        }
+        let t = tag_of(ptr);
+        let base = block_base(ptr, t);
+        match self.table.at_base(base) {
+            None => return Err(FreeError::NotAllocated { ptr }),
+            Some(b) if b.ptr != ptr => {
+                return Err(FreeError::Interior {
+                    ptr,
+                    block: b.clone(),
+                })
+            }
+            Some(b) if b.freed => return Err(FreeError::DoubleFree { block: b.clone() }),
+            Some(_) => {}
+        }
+        let block = self.table.mark_freed(base, site).expect("live block");
+        self.stats.frees += 1;
+        self.stats.live_bytes -= block.size;
+        let done = if is_slab_class(t) {
+            self.free_in_slab(base)
+        } else {
+            self.free_large(t, base)
+        };
+        match done {
+            Ok(()) => Ok(block),
+            Err(error) => Err(FreeError::Backend { block, error }),
+        }
+    }
+
+    /// The block (live or recently freed) containing `addr`; poison bit ignored.
+    pub fn lookup(&self, addr: u64) -> Option<BlockInfo> {
+        self.table.lookup(addr).cloned()
+    }
+
+    /// Blocks not freed yet, in allocation order.
+    pub fn live_blocks(&self) -> Vec<BlockInfo> {
+        self.table.live()
+    }
+
+    fn alloc_in_slab(&mut self, t: u32, size: u64) -> Result<u64, AllocError> {
+        let slot_va = match self.current[t as usize] {
+            Some(va) if self.slabs[&va].next < self.slabs[&va].cap => va,
+            _ => self.new_slab(t)?,
+        };
+        let slab = self.slabs.get_mut(&slot_va).expect("current slab");
+        let base = slot_va + slab.next * block_size(t);
+        slab.next += 1;
+        slab.live += 1;
+        if let Err(e) = self.backend.fill32(Fill::word(base, size as u32)) {
+            // The block's address is spent either way; only the live count goes back.
+            let _ = self.drop_slab_block(slot_va);
+            return Err(e.into());
+        }
+        Ok(base)
+    }
+
+    fn new_slab(&mut self, t: u32) -> Result<u64, AllocError> {
+        let (va, slot) = self.take_slot(t)?;
+        let handle = match self.chunk() {
+            Ok(h) => h,
+            Err(e) => {
+                self.windows[t as usize].retire(slot);
+                return Err(e.into());
+            }
+        };
+        let bs = block_size(t);
+        let headers = Fill {
+            va,
+            value: 0,
+            words: HEADER_BYTES / 4,
+            rows: GRANULE / bs,
+            pitch: bs,
+        };
+        self.map_or_undo(t, slot, va, GRANULE, handle, &[headers])?;
+        self.slabs.insert(
+            va,
+            Slab {
+                class: t,
+                next: 0,
+                cap: GRANULE / bs,
+                live: 0,
+                handle,
+            },
+        );
+        self.current[t as usize] = Some(va);
+        self.stats.slabs_mapped += 1;
+        Ok(va)
+    }
+
+    fn alloc_large(&mut self, t: u32, size: u64) -> Result<u64, AllocError> {
+        let backed = backed_bytes(size);
+        let (va, slot) = self.take_slot(t)?;
+        let handle = if backed == GRANULE {
+            self.chunk()
+        } else {
+            self.stats.physical_created += 1;
+            self.backend.create(backed)
+        };
+        let handle = match handle {
+            Ok(h) => h,
+            Err(e) => {
+                self.windows[t as usize].retire(slot);
+                return Err(e.into());
+            }
+        };
+        // Large blocks' memory is not zeroed: write both words of the size.
+        let header = [
+            Fill::word(va, size as u32),
+            Fill::word(va + 4, (size >> 32) as u32),
+        ];
+        self.map_or_undo(t, slot, va, backed, handle, &header)?;
+        self.large.insert(va, Large { backed, handle });
+        self.stats.large_mapped += 1;
+        Ok(va)
+    }
+
+    /// Picks a slot of window `t`; a reused slot loses its tombstone first.
+    fn take_slot(&mut self, t: u32) -> Result<(u64, u64), AllocError> {
+        let p = self.windows[t as usize]
+            .pick(&mut self.rng)
+            .ok_or(AllocError::OutOfAddressSpace { class: t })?;
+        let va = window_base(t) + p.slot * slot_bytes(t);
+        if p.reused && self.tombstoned.remove(&va) {
+            if let Err(e) = self.backend.unmap(va, GRANULE) {
+                self.tombstoned.insert(va);
+                self.windows[t as usize].retire(p.slot);
+                return Err(e.into());
+            }
+        }
+        Ok((va, p.slot))
+    }
+
+    /// Maps `handle` at `va` and runs `fills`; on failure undoes the mapping, gives
+    /// the memory back and quarantines the slot.
+    fn map_or_undo(
+        &mut self,
+        t: u32,
+        slot: u64,
+        va: u64,
+        bytes: u64,
+        handle: B::Handle,
+        fills: &[Fill],
+    ) -> Result<(), AllocError> {
+        let mut mapped = false;
+        let mut result = self.backend.map(va, bytes, handle);
+        if result.is_ok() {
+            mapped = true;
+            result = fills.iter().try_for_each(|f| self.backend.fill32(*f));
+        }
+        if let Err(e) = result {
+            if mapped {
+                let _ = self.backend.unmap(va, bytes);
+            }
+            let _ = self.dispose(handle, bytes);
+            self.windows[t as usize].retire(slot);
+            return Err(e.into());
+        }
+        Ok(())
+    }
+
+    /// A 2 MiB chunk: a cached one, or a new one.
+    fn chunk(&mut self) -> Result<B::Handle, BackendError> {
+        if let Some(h) = self.chunks.pop() {
+            self.stats.chunks_reused += 1;
+            return Ok(h);
+        }
+        self.stats.physical_created += 1;
+        self.backend.create(GRANULE)
+    }
+
+    /// Gives physical memory of `bytes` back: a chunk goes to the cache while it has room.
+    fn dispose(&mut self, handle: B::Handle, bytes: u64) -> Result<(), BackendError> {
+        if bytes == GRANULE && self.chunks.len() < MAX_CACHED_CHUNKS {
+            self.chunks.push(handle);
+            Ok(())
+        } else {
+            self.backend.release(handle)
+        }
+    }
+
+    fn free_in_slab(&mut self, base: u64) -> Result<(), BackendError> {
+        let slot_va = base & !(GRANULE - 1);
+        if self.drop_slab_block(slot_va)? {
+            Ok(())
+        } else {
+            self.backend.fill32(Fill::word(base, 0))
+        }
+    }
+
+    /// One block of the slab at `slot_va` is gone; retires the slab when it was the
+    /// last one. Returns whether it retired.
+    fn drop_slab_block(&mut self, slot_va: u64) -> Result<bool, BackendError> {
+        let slab = self.slabs.get_mut(&slot_va).expect("slab of a live block");
+        slab.live -= 1;
+        if slab.live > 0 || slab.next < slab.cap {
+            return Ok(false);
+        }
+        let slab = self.slabs.remove(&slot_va).expect("slab");
+        let t = slab.class;
+        if self.current[t as usize] == Some(slot_va) {
+            self.current[t as usize] = None;
+        }
+        self.stats.slabs_retired += 1;
+        self.windows[t as usize].retire((slot_va - window_base(t)) / GRANULE);
+        self.backend.unmap(slot_va, GRANULE)?;
+        self.dispose(slab.handle, GRANULE)?;
+        self.tombstone(slot_va)?;
+        Ok(true)
+    }
+
+    fn free_large(&mut self, t: u32, base: u64) -> Result<(), BackendError> {
+        let l = self.large.remove(&base).expect("large block");
+        self.windows[t as usize].retire((base - window_base(t)) / slot_bytes(t));
+        self.backend.unmap(base, l.backed)?;
+        self.dispose(l.handle, l.backed)?;
+        self.tombstone(base)
+    }
+
+    /// Maps the all-zero tombstone chunk over the granule at `va`.
+    fn tombstone(&mut self, va: u64) -> Result<(), BackendError> {
+        match self.tomb {
+            Some(h) => self.backend.map(va, GRANULE, h)?,
+            None => {
+                let h = self.backend.create(GRANULE)?;
+                self.stats.physical_created += 1;
+                if let Err(e) = self.backend.map(va, GRANULE, h) {
+                    let _ = self.backend.release(h);
+                    return Err(e);
+                }
+                self.tomb = Some(h);
+                self.backend.fill32(Fill::span(va, GRANULE, 0))?;
+            }
+        }
+        self.tombstones.push_back(va);
+        self.tombstoned.insert(va);
+        while self.tombstoned.len() > MAX_TOMBSTONES {
+            let old = self.tombstones.pop_front().expect("tombstone queue");
+            if self.tombstoned.remove(&old) {
+                self.backend.unmap(old, GRANULE)?;
+            }
+        }
+        if self.tombstones.len() > 2 * MAX_TOMBSTONES {
+            let live = &self.tombstoned;
+            self.tombstones.retain(|v| live.contains(v));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,89 @@
+//! The table of blocks: every live block and the most recently freed ones, keyed by
+//! block base (the header address), so that any address inside a block finds it.
+
+use std::backtrace::Backtrace;
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+
+use cusafe_format::block::block_base;
+use cusafe_format::pointer::{is_cusafe, tag_of, POISON_MASK};
+
+/// How many freed blocks the table remembers for use-after-free reports.
+pub const FREED_HISTORY: usize = 1 << 18;
+
+/// One block as the reports describe it.
+#[derive(Clone, Debug)]
+pub struct BlockInfo {
+    /// Allocation id: 1 for the process's first block, then counting up.
+    pub id: u64,
+    /// The payload pointer handed to the program.
+    pub ptr: u64,
+    /// Exact payload size in bytes.
+    pub size: u64,
+    /// Whether the block was freed.
+    pub freed: bool,
+    /// Where the block was allocated (with `alloc_backtrace=1`).
+    pub alloc_site: Option<Arc<Backtrace>>,
+    /// Where the block was freed (with `alloc_backtrace=1`).
+    pub free_site: Option<Arc<Backtrace>>,
+}
+
+impl BlockInfo {
+    /// Byte offset of `addr` from the payload start (negative below it).
+    pub fn offset_of(&self, addr: u64) -> i64 {
+        (addr & !POISON_MASK).wrapping_sub(self.ptr) as i64
+    }
+}
+
+/// The block table.
+#[derive(Debug, Default)]
+pub struct BlockTable {
+    blocks: HashMap<u64, BlockInfo>,
+    /// Freed blocks, oldest first, as (base, id); trimmed to [`FREED_HISTORY`].
+    freed: VecDeque<(u64, u64)>,
+}
+
+impl BlockTable {
+    /// Records a new live block whose header is at `base` (replacing whatever the
+    /// table remembered at that base).
+    pub fn insert(&mut self, base: u64, info: BlockInfo) {
+        self.blocks.insert(base, info);
+    }
+
+    /// The block whose header is at `base`.
+    pub fn at_base(&self, base: u64) -> Option<&BlockInfo> {
+        self.blocks.get(&base)
+    }
+
+    /// Marks the live block at `base` freed and returns it.
+    pub fn mark_freed(&mut self, base: u64, site: Option<Arc<Backtrace>>) -> Option<BlockInfo> {
+        let b = self.blocks.get_mut(&base)?;
+        b.freed = true;
+        b.free_site = site;
+        let out = b.clone();
+        self.freed.push_back((base, out.id));
+        while self.freed.len() > FREED_HISTORY {
+            let (old_base, old_id) = self.freed.pop_front().expect("non-empty");
+            if self.blocks.get(&old_base).is_some_and(|b| b.id == old_id) {
+                self.blocks.remove(&old_base);
+            }
+        }
+        Some(out)
+    }
+
+    /// The block (live or remembered freed) that contains `addr`, poison bit ignored.
+    pub fn lookup(&self, addr: u64) -> Option<&BlockInfo> {
+        let a = addr & !POISON_MASK;
+        if !is_cusafe(a) {
+            return None;
+        }
+        self.blocks.get(&block_base(a, tag_of(a)))
+    }
+
+    /// Live blocks in allocation order.
+    pub fn live(&self) -> Vec<BlockInfo> {
+        let mut v: Vec<BlockInfo> = self.blocks.values().filter(|b| !b.freed).cloned().collect();
+        v.sort_by_key(|b| b.id);
+        v
+    }
+}

@@ -1,0 +1,212 @@
+//! The real CUDA runtime functions behind the hooks, and the runtime API's C types.
+//!
+//! Each function is looked up once with `dlsym(RTLD_NEXT, name)`, which finds the
+//! definition in the first object loaded after this library (libcudart, or another
+//! interposer). When libcudart was loaded by `dlopen` with `RTLD_LOCAL` (PyTorch's
+//! case) `RTLD_NEXT` does not see it; then the loaded `libcudart.so*` is found with
+//! `dl_iterate_phdr` and asked directly.
+
+use std::ffi::{c_char, c_int, c_uint, c_void, CStr, CString};
+use std::sync::OnceLock;
+
+/// `cudaError_t`.
+pub type CudaError = c_int;
+/// `cudaSuccess`.
+pub const SUCCESS: CudaError = 0;
+/// `cudaErrorInvalidValue`.
+pub const INVALID_VALUE: CudaError = 1;
+/// `cudaErrorMemoryAllocation`.
+pub const MEMORY_ALLOCATION: CudaError = 2;
+/// `cudaHostAllocMapped`.
+pub const HOST_ALLOC_MAPPED: c_uint = 2;
+/// `cudaStream_t` (the same handle as the driver's `CUstream`).
+pub type Stream = *mut c_void;
+/// `cudaEvent_t`.
+pub type Event = *mut c_void;
+
+/// `dim3`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct Dim3 {
+    /// x.
+    pub x: c_uint,
+    /// y.
+    pub y: c_uint,
+    /// z.
+    pub z: c_uint,
+}
+
+/// `struct cudaExtent`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct Extent {
+    /// Width in bytes (linear memory).
+    pub width: usize,
+    /// Height in rows.
+    pub height: usize,
+    /// Depth in slices.
+    pub depth: usize,
+}
+
+/// `struct cudaPitchedPtr`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct PitchedPtr {
+    /// The allocation.
+    pub ptr: *mut c_void,
+    /// Bytes per row.
+    pub pitch: usize,
+    /// Logical width.
+    pub xsize: usize,
+    /// Logical height.
+    pub ysize: usize,
+}
+
+/// Device-side failures that kill the context (sticky errors) and, with an
+/// instrumented kernel, normally come with a cusafe record; with their names.
+pub const DEVICE_FAULTS: &[(CudaError, &str)] = &[
+    (700, "cudaErrorIllegalAddress"),
+    (710, "cudaErrorAssert"),
+    (714, "cudaErrorHardwareStackError"),
+    (715, "cudaErrorIllegalInstruction"),
+    (716, "cudaErrorMisalignedAddress"),
+    (717, "cudaErrorInvalidAddressSpace"),
+    (718, "cudaErrorInvalidPc"),
+    (719, "cudaErrorLaunchFailure"),
+];
+
+/// Whether `e` is one of [`DEVICE_FAULTS`] (these codes are the same in the driver API).
+pub fn is_device_fault(e: CudaError) -> bool {
+    DEVICE_FAULTS.iter().any(|&(c, _)| c == e)
+}
+
+macro_rules! real_table {
+    ($($name:ident: fn($($arg:ty),*);)*) => {
+        /// Pointers to the real runtime functions.
+        #[allow(non_snake_case)]
+        pub struct Real {
+            $(
+                #[doc = concat!("The real `", stringify!($name), "`.")]
+                pub $name: unsafe extern "C" fn($($arg),*) -> CudaError,
+            )*
+        }
+
+        impl Real {
+            fn resolve() -> Result<Real, String> {
+                Ok(Real {
+                    $($name: {
+                        let p = find(concat!(stringify!($name), "\0"))?;
+                        // SAFETY: the symbol is the runtime API function of this name,
+                        // whose C signature the type spells out.
+                        unsafe {
+                            std::mem::transmute::<
+                                *mut c_void,
+                                unsafe extern "C" fn($($arg),*) -> CudaError,
+                            >(p)
+                        }
+                    },)*
+                })
+            }
+        }
+    };
+}
+
+real_table! {
+    cudaMalloc: fn(*mut *mut c_void, usize);
+    cudaMallocPitch: fn(*mut *mut c_void, *mut usize, usize, usize);
+    cudaMalloc3D: fn(*mut PitchedPtr, Extent);
+    cudaFree: fn(*mut c_void);
+    cudaMemcpy: fn(*mut c_void, *const c_void, usize, c_int);
+    cudaMemcpyAsync: fn(*mut c_void, *const c_void, usize, c_int, Stream);
+    cudaMemcpy2D: fn(*mut c_void, usize, *const c_void, usize, usize, usize, c_int);
+    cudaMemcpy2DAsync: fn(*mut c_void, usize, *const c_void, usize, usize, usize, c_int, Stream);
+    cudaMemset: fn(*mut c_void, c_int, usize);
+    cudaMemsetAsync: fn(*mut c_void, c_int, usize, Stream);
+    cudaMemset2D: fn(*mut c_void, usize, c_int, usize, usize);
+    cudaLaunchKernel: fn(*const c_void, Dim3, Dim3, *mut *mut c_void, usize, Stream);
+    cudaDeviceSynchronize: fn();
+    cudaStreamSynchronize: fn(Stream);
+    cudaEventSynchronize: fn(Event);
+    cudaGetLastError: fn();
+    cudaPeekAtLastError: fn();
+    cudaGetDevice: fn(*mut c_int);
+    cudaHostAlloc: fn(*mut *mut c_void, usize, c_uint);
+    cudaHostGetDevicePointer: fn(*mut *mut c_void, *mut c_void, c_uint);
+}
+
+/// The real functions. Exits with a message when libcudart is not in the process
+/// (a hook can only run when something called the CUDA runtime).
+pub fn real() -> &'static Real {
+    static REAL: OnceLock<Real> = OnceLock::new();
+    REAL.get_or_init(|| {
+        Real::resolve().unwrap_or_else(|e| {
+            eprintln!("cusafe: error: {e}");
+            // SAFETY: _exit has no preconditions.
+            unsafe { libc::_exit(1) }
+        })
+    })
+}
+
+fn find(name: &'static str) -> Result<*mut c_void, String> {
+    // SAFETY: `name` is NUL-terminated.
+    let p = unsafe { libc::dlsym(libc::RTLD_NEXT, name.as_ptr().cast()) };
+    if !p.is_null() {
+        return Ok(p);
+    }
+    let shown = name.trim_end_matches('\0');
+    let handle = cudart_handle()
+        .ok_or_else(|| format!("cannot find the real {shown}: libcudart is not loaded"))?;
+    // SAFETY: `handle` came from dlopen; `name` is NUL-terminated.
+    let p = unsafe { libc::dlsym(handle as *mut c_void, name.as_ptr().cast()) };
+    if p.is_null() {
+        return Err(format!(
+            "cannot find the real {shown} in the loaded libcudart"
+        ));
+    }
+    Ok(p)
+}
+
+/// A `dlopen` handle of the libcudart already in the process, if any.
+fn cudart_handle() -> Option<usize> {
+    static HANDLE: OnceLock<Option<usize>> = OnceLock::new();
+    *HANDLE.get_or_init(|| {
+        let path = loaded_object("libcudart.so")?;
+        // SAFETY: `path` is NUL-terminated; RTLD_NOLOAD only returns an existing handle.
+        let h = unsafe { libc::dlopen(path.as_ptr(), libc::RTLD_LAZY | libc::RTLD_NOLOAD) };
+        (!h.is_null()).then_some(h as usize)
+    })
+}
+
+/// The path of the first loaded object whose file name starts with `prefix`.
+fn loaded_object(prefix: &str) -> Option<CString> {
+    struct Search<'a> {
+        prefix: &'a str,
+        found: Option<CString>,
+    }
+    unsafe extern "C" fn visit(
+        info: *mut libc::dl_phdr_info,
+        _size: usize,
+        data: *mut c_void,
+    ) -> c_int {
+        // SAFETY: dl_iterate_phdr passes a valid info; `data` is our Search.
+        let (info, search) = unsafe { (&*info, &mut *data.cast::<Search>()) };
+        if info.dlpi_name.is_null() {
+            return 0;
+        }
+        // SAFETY: dlpi_name is a NUL-terminated path.
+        let name = unsafe { CStr::from_ptr(info.dlpi_name as *const c_char) };
+        let file = name.to_bytes().rsplit(|&b| b == b'/').next().unwrap_or(&[]);
+        if file.starts_with(search.prefix.as_bytes()) {
+            search.found = Some(name.to_owned());
+            return 1;
+        }
+        0
+    }
+    let mut search = Search {
+        prefix,
+        found: None,
+    };
+    // SAFETY: `visit` only touches `search` through `data` during the call.
+    unsafe { libc::dl_iterate_phdr(Some(visit), (&mut search as *mut Search).cast()) };
+    search.found
+}

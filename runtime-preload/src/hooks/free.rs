@@ -1,0 +1,49 @@
+//! `cudaFree`: cusafe pointers (and poisoned ones) go to the tagged allocator, which
+//! refuses double and invalid frees with a report; everything else goes to the real
+//! `cudaFree`. Like the real one, it first waits for the device, so a kernel still
+//! using the buffer finishes before its header is zeroed and its memory unmapped.
+
+use std::ffi::c_void;
+
+use cusafe_format::pointer::{is_cusafe, is_poisoned};
+
+use crate::alloc::FreeError;
+use crate::cuda::real::{real, CudaError, INVALID_VALUE, SUCCESS};
+use crate::report::host::free_report;
+use crate::runtime;
+
+/// Hook of `cudaFree`.
+#[no_mangle]
+pub unsafe extern "C" fn cudaFree(dev_ptr: *mut c_void) -> CudaError {
+    let rt = runtime::get();
+    let p = dev_ptr as u64;
+    let heap = match rt.heap() {
+        Some(h) if is_cusafe(p) || is_poisoned(p) => h,
+        _ => return rt.after_call(unsafe { (real().cudaFree)(dev_ptr) }),
+    };
+    let e = unsafe { (real().cudaDeviceSynchronize)() };
+    if e != SUCCESS {
+        return rt.after_call(e);
+    }
+    match heap.free(p, rt.site()) {
+        Ok(b) => {
+            rt.trace(2, || {
+                format!("cudaFree({p:#x}) (buffer #{}, {} bytes)", b.id, b.size)
+            });
+            SUCCESS
+        }
+        Err(FreeError::Backend { block, error }) => {
+            rt.warn(&format!(
+                "freeing buffer #{} at {p:#x}: {error}; later uses of it may go unreported",
+                block.id
+            ));
+            SUCCESS
+        }
+        Err(e) => {
+            if let Some(r) = free_report("cudaFree", &e) {
+                rt.report(&r);
+            }
+            INVALID_VALUE
+        }
+    }
+}

@@ -1,0 +1,179 @@
+//! `CUSAFE_OPTIONS`: colon-separated `name=value` pairs, e.g.
+//! `CUSAFE_OPTIONS=halt_on_error=0:exitcode=66:json_path=/tmp/r.%p.json`.
+//!
+//! Every option is checked: an unknown name or a bad value is an error that names the
+//! option and what it accepts (the runtime prints it and exits with status 1). A later
+//! pair overrides an earlier one with the same name; empty pairs (`a=1::b=2`) are skipped.
+
+use std::fmt;
+
+/// Name of the environment variable holding the options.
+pub const ENV_VAR: &str = "CUSAFE_OPTIONS";
+
+/// The runtime's options.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Options {
+    /// Stop at the first error (`true`, default) or report and keep going (`false`).
+    pub halt_on_error: bool,
+    /// Exit status after an error (default 1).
+    pub exitcode: i32,
+    /// Text reports go to this file instead of stderr (`%p` becomes the process id).
+    pub log_path: Option<String>,
+    /// Also write one JSON object per report, one a line, to this file (`%p` as above).
+    pub json_path: Option<String>,
+    /// List blocks still allocated at exit (default `true`).
+    pub detect_leaks: bool,
+    /// Record a backtrace at every allocation and free (default `false`; slow).
+    pub alloc_backtrace: bool,
+    /// 0: errors and warnings only; 1: also start-up and exit summaries; 2: also every
+    /// allocation and free.
+    pub verbosity: u32,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            halt_on_error: true,
+            exitcode: 1,
+            log_path: None,
+            json_path: None,
+            detect_leaks: true,
+            alloc_backtrace: false,
+            verbosity: 0,
+        }
+    }
+}
+
+/// Why `CUSAFE_OPTIONS` was rejected.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum OptionError {
+    /// A pair without `=`.
+    Malformed(String),
+    /// A name that is not an option.
+    Unknown(String),
+    /// A known option with a value it does not accept.
+    BadValue {
+        /// The option.
+        name: String,
+        /// The value given.
+        value: String,
+        /// What the option accepts.
+        accepted: &'static str,
+    },
+}
+
+/// The option names, for error messages.
+pub const NAMES: &str =
+    "halt_on_error, exitcode, log_path, json_path, detect_leaks, alloc_backtrace, verbosity";
+
+impl fmt::Display for OptionError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            OptionError::Malformed(pair) => {
+                write!(f, "{ENV_VAR}: '{pair}' is not of the form name=value")
+            }
+            OptionError::Unknown(name) => {
+                write!(
+                    f,
+                    "{ENV_VAR}: unknown option '{name}' (known options: {NAMES})"
+                )
+            }
+            OptionError::BadValue {
+                name,
+                value,
+                accepted,
+            } => write!(
+                f,
+                "{ENV_VAR}: bad value '{value}' for option '{name}' (accepted: {accepted})"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for OptionError {}
+
+const BOOL: &str = "0 or 1 (or false, true)";
+const EXITCODE: &str = "an integer 0..=255";
+const PATH: &str = "a non-empty file path (%p is replaced by the process id)";
+const VERBOSITY: &str = "0, 1 or 2";
+
+fn parse_bool(name: &str, v: &str) -> Result<bool, OptionError> {
+    match v {
+        "1" | "true" => Ok(true),
+        "0" | "false" => Ok(false),
+        _ => Err(bad(name, v, BOOL)),
+    }
+}
+
+fn bad(name: &str, value: &str, accepted: &'static str) -> OptionError {
+    OptionError::BadValue {
+        name: name.to_string(),
+        value: value.to_string(),
+        accepted,
+    }
+}
+
+fn parse_path(name: &str, v: &str) -> Result<Option<String>, OptionError> {
+    if v.is_empty() {
+        Err(bad(name, v, PATH))
+    } else {
+        Ok(Some(v.to_string()))
+    }
+}
+
+impl Options {
+    /// Parses an option string (the value of `CUSAFE_OPTIONS`).
+    pub fn parse(s: &str) -> Result<Options, OptionError> {
+        let mut o = Options::default();
+        for pair in s.split(':').filter(|p| !p.is_empty()) {
+            let (name, v) = pair
+                .split_once('=')
+                .ok_or_else(|| OptionError::Malformed(pair.to_string()))?;
+            match name {
+                "halt_on_error" => o.halt_on_error = parse_bool(name, v)?,
+                "exitcode" => {
+                    o.exitcode = v
+                        .parse::<u8>()
+                        .map(i32::from)
+                        .map_err(|_| bad(name, v, EXITCODE))?
+                }
+                "log_path" => o.log_path = parse_path(name, v)?,
+                "json_path" => o.json_path = parse_path(name, v)?,
+                "detect_leaks" => o.detect_leaks = parse_bool(name, v)?,
+                "alloc_backtrace" => o.alloc_backtrace = parse_bool(name, v)?,
+                "verbosity" => {
+                    o.verbosity = match v {
+                        "0" => 0,
+                        "1" => 1,
+                        "2" => 2,
+                        _ => return Err(bad(name, v, VERBOSITY)),
+                    }
+                }
+                _ => return Err(OptionError::Unknown(name.to_string())),
+            }
+        }
+        Ok(o)
+    }
+
+    /// Reads and parses [`ENV_VAR`] (unset means all defaults).
+    pub fn from_env() -> Result<Options, OptionError> {
+        match std::env::var(ENV_VAR) {
+            Ok(s) => Options::parse(&s),
+            Err(_) => Ok(Options::default()),
+        }
+    }
+
+    /// The runtime-page flags (`cusafe_format::rtpage`) these options imply.
+    pub fn device_flags(&self) -> u32 {
+        if self.halt_on_error {
+            0
+        } else {
+            cusafe_format::rtpage::FLAG_RECOVER
+        }
+    }
+}
+
+/// Expands `%p` in a path option to the process id `pid`.
+pub fn expand_path(path: &str, pid: u32) -> String {
+    path.replace("%p", &pid.to_string())
+}

@@ -1,0 +1,86 @@
+//! The JSON-lines rendering of a [`Report`]: one object per line, stable field names.
+//!
+//! ```json
+//! {"kind":"heap-buffer-overflow","pid":42,"where":"device","kernel":"k(int*)",
+//!  "file":"a.cu","line":3,"col":7,"thread":[1,0,0],"block":[0,0,0],
+//!  "api":null,"operand":null,"access":{"write":true,"atomic":false,"range":false,"size":4},
+//!  "address":"0x0000040000000290","buffer":{"id":1,"ptr":"0x...","size":400,
+//!  "offset":400,"freed":false},"detail":"...","hint":"..."}
+//! ```
+//! Addresses are hex strings (JSON numbers lose precision above 2^53).
+
+use serde_json::{json, Value};
+
+use super::{Origin, Report};
+
+fn hex(v: u64) -> String {
+    format!("{v:#018x}")
+}
+
+/// The report as one JSON object.
+pub fn to_value(r: &Report, pid: u32) -> Value {
+    let (place, kernel, file, line, col, thread, block, api, operand) = match &r.origin {
+        Origin::Device {
+            kernel,
+            file,
+            line,
+            col,
+            thread,
+            block,
+        } => (
+            "device",
+            json!(kernel),
+            json!(file),
+            json!(line),
+            json!(col),
+            json!(thread),
+            json!(block),
+            Value::Null,
+            Value::Null,
+        ),
+        Origin::Host { api, operand } => (
+            "host",
+            Value::Null,
+            Value::Null,
+            Value::Null,
+            Value::Null,
+            Value::Null,
+            Value::Null,
+            json!(api),
+            json!(operand),
+        ),
+    };
+    json!({
+        "kind": r.kind.name(),
+        "pid": pid,
+        "where": place,
+        "kernel": kernel,
+        "file": file,
+        "line": line,
+        "col": col,
+        "thread": thread,
+        "block": block,
+        "api": api,
+        "operand": operand,
+        "access": r.access.map(|a| json!({
+            "write": a.write, "atomic": a.atomic, "range": a.range, "size": a.size,
+        })),
+        "address": hex(r.address),
+        "buffer": r.buffer.as_ref().map(|b| json!({
+            "id": b.block.id,
+            "ptr": hex(b.block.ptr),
+            "size": b.block.size,
+            "offset": b.offset,
+            "freed": b.block.freed,
+        })),
+        "detail": r.detail,
+        "hint": r.kind.hint(),
+    })
+}
+
+/// The report as one line of JSON, newline included.
+pub fn render(r: &Report, pid: u32) -> String {
+    let mut s = to_value(r, pid).to_string();
+    s.push('\n');
+    s
+}

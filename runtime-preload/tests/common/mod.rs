@@ -1,0 +1,197 @@
+//! Shared by the end-to-end tests: builds the fake CUDA (driver and runtime, against the
+//! real CUDA headers) and the scenario program once per test binary, and runs scenarios
+//! with `libcusafe_rt.so` preloaded (or linked before libcudart).
+
+#![allow(dead_code)] // each test binary uses a different part
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+use cusafe_format::report as rep;
+use cusafe_format::rtpage as rt;
+
+/// The built fixtures.
+pub struct Fixtures {
+    /// Directory holding libcuda.so.1, libcudart.so.12 and the programs.
+    pub dir: PathBuf,
+    /// The scenario program, linked against the fake libcudart only.
+    pub scenario: PathBuf,
+    /// The scenario program linked with libcusafe_rt.so before libcudart (no preload).
+    pub linked: PathBuf,
+}
+
+/// The result of one run.
+#[derive(Debug)]
+pub struct Run {
+    /// Exit status (-1 if killed by a signal).
+    pub code: i32,
+    /// Standard output.
+    pub stdout: String,
+    /// Standard error.
+    pub stderr: String,
+}
+
+fn manifest() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The library under test: `target/<profile>/libcusafe_rt.so`, next to `deps/`.
+pub fn runtime_lib() -> PathBuf {
+    let exe = std::env::current_exe().expect("test executable path");
+    let lib = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("target dir")
+        .join("libcusafe_rt.so");
+    assert!(lib.exists(), "{} not built", lib.display());
+    lib
+}
+
+fn cc(args: &[&str]) {
+    let out = Command::new("cc")
+        .args(args)
+        .output()
+        .expect("running cc (a C compiler is needed)");
+    assert!(
+        out.status.success(),
+        "cc {}\n{}",
+        args.join(" "),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn defines() -> Vec<String> {
+    let d: [(&str, u64); 11] = [
+        ("RTPAGE_ADDR", rt::RTPAGE_ADDR),
+        ("RTPAGE_REPORT_PTR", rt::RTPAGE_REPORT_PTR),
+        ("RTPAGE_FLAGS", rt::RTPAGE_FLAGS),
+        ("RTPAGE_CLAIMED", rt::RTPAGE_CLAIMED),
+        ("FLAG_RECOVER", rt::FLAG_RECOVER.into()),
+        ("PAGE_CAPACITY", rep::PAGE_CAPACITY as u64),
+        ("PAGE_HEADER_BYTES", rep::PAGE_HEADER_BYTES as u64),
+        ("RECORD_BYTES", rep::RECORD_BYTES as u64),
+        ("LOC_OFFSET", rep::LOC_OFFSET as u64),
+        ("LOC_BYTES", rep::LOC_BYTES as u64),
+        ("STATE_COMPLETE", rep::STATE_COMPLETE.into()),
+    ];
+    d.iter()
+        .map(|(n, v)| format!("-DCUSAFE_{n}={v}ull"))
+        .collect()
+}
+
+/// Builds (once per test binary) and returns the fixtures.
+pub fn fixtures() -> &'static Fixtures {
+    static F: OnceLock<Fixtures> = OnceLock::new();
+    F.get_or_init(|| {
+        let include = manifest().join("../.toolchain/cuda/include");
+        assert!(
+            include.join("cuda.h").exists(),
+            "{} is missing: run scripts/setup.sh first (the fake CUDA is compiled against the real headers)",
+            include.display()
+        );
+        let exe = std::env::current_exe().unwrap();
+        let name = exe.file_name().unwrap().to_string_lossy().into_owned();
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("fake-cuda-{name}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let src = manifest().join("tests/fixtures");
+        let p = |f: &str| dir.join(f).to_string_lossy().into_owned();
+        let s = |f: &str| src.join(f).to_string_lossy().into_owned();
+        let inc = format!("-I{}", include.display());
+        let rpath = format!("-Wl,-rpath,{}", dir.display());
+        let ldir = format!("-L{}", dir.display());
+        cc(&["-shared", "-fPIC", "-O1", "-Wall", "-Werror", &inc, "-Wl,-soname,libcuda.so.1", "-o", &p("libcuda.so.1"), &s("fake_cuda.c")]);
+        let _ = std::fs::remove_file(dir.join("libcuda.so"));
+        std::os::unix::fs::symlink("libcuda.so.1", dir.join("libcuda.so")).unwrap();
+        let mut args: Vec<String> = ["-shared", "-fPIC", "-O1", "-Wall", "-Werror", &inc, "-Wl,-soname,libcudart.so.12", "-o", &p("libcudart.so.12"), &s("fake_cudart.c"), &ldir, "-l:libcuda.so.1", &rpath]
+            .iter()
+            .map(|a| a.to_string())
+            .collect();
+        args.extend(defines());
+        cc(&args.iter().map(String::as_str).collect::<Vec<_>>());
+        let _ = std::fs::remove_file(dir.join("libcudart.so"));
+        std::os::unix::fs::symlink("libcudart.so.12", dir.join("libcudart.so")).unwrap();
+        cc(&["-O1", "-Wall", "-Werror", &inc, "-o", &p("scenario"), &s("scenario.c"), &ldir, "-lcudart", &rpath, "-lpthread"]);
+        let rtlib = runtime_lib();
+        let rtdir = rtlib.parent().unwrap();
+        let rtl = format!("-L{}", rtdir.display());
+        let rtr = format!("-Wl,-rpath,{}", rtdir.display());
+        cc(&["-O1", "-Wall", "-Werror", &inc, "-o", &p("scenario_linked"), &s("scenario.c"), &rtl, "-Wl,--no-as-needed", "-lcusafe_rt", &ldir, "-lcudart", &rtr, &rpath, "-Wl,--undefined=__cusafe_rt_present", "-lpthread"]);
+        Fixtures {
+            scenario: dir.join("scenario"),
+            linked: dir.join("scenario_linked"),
+            dir,
+        }
+    })
+}
+
+fn run_program(
+    program: &Path,
+    preload: bool,
+    args: &[&str],
+    options: &str,
+    env: &[(&str, &str)],
+) -> Run {
+    let f = fixtures();
+    let mut cmd = Command::new(program);
+    cmd.args(args)
+        .env("LD_LIBRARY_PATH", &f.dir)
+        .env("CUSAFE_OPTIONS", options)
+        .env_remove("LD_PRELOAD");
+    for v in [
+        "FAKE_CUDA_NO_VMM",
+        "FAKE_CUDA_BAD_WINDOW",
+        "FAKE_CUDA_MEM_LIMIT",
+        "FAKE_CUDA_LOG",
+        "FAKE_CUDART_NO_DEVICE",
+    ] {
+        cmd.env_remove(v);
+    }
+    if preload {
+        cmd.env("LD_PRELOAD", runtime_lib());
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("running the scenario");
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// Runs `scenario ARGS` with the runtime preloaded.
+pub fn run(args: &[&str], options: &str) -> Run {
+    run_env(args, options, &[])
+}
+
+/// Runs `scenario ARGS` with the runtime preloaded and extra environment.
+pub fn run_env(args: &[&str], options: &str, env: &[(&str, &str)]) -> Run {
+    run_program(&fixtures().scenario, true, args, options, env)
+}
+
+/// Runs the scenario program that links the runtime before libcudart (no preload).
+pub fn run_linked(args: &[&str], options: &str) -> Run {
+    run_program(&fixtures().linked, false, args, options, &[])
+}
+
+/// Runs `scenario ARGS` without the runtime (the fake CUDA alone).
+pub fn run_plain(args: &[&str]) -> Run {
+    run_program(&fixtures().scenario, false, args, "", &[])
+}
+
+/// A fresh path under the tests' scratch directory.
+pub fn scratch(name: &str) -> PathBuf {
+    let p =
+        PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}-{}", std::process::id()));
+    let _ = std::fs::remove_file(&p);
+    p
+}
+
+/// Asserts that `hay` contains every needle, showing `hay` otherwise.
+pub fn assert_has(hay: &str, needles: &[&str]) {
+    for n in needles {
+        assert!(hay.contains(n), "missing {n:?} in:\n{hay}");
+    }
+}
