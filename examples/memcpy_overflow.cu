@@ -11,5 +11,6 @@ int main() {
   std::vector<float> h(n_in);
   cudaError_t e = cudaMemcpy(h.data(), d_out, n_in * sizeof(float), cudaMemcpyDeviceToHost); // cusafe-expect: api-out-of-bounds
   std::printf("cudaMemcpy returned %d\n", int(e));
+  CK(cudaFree(d_out));
   return 0;
 }

@@ -25,6 +25,10 @@ int main() {
   gather<<<n / 256, 256>>>(src, idx, dst, n);
   CK(cudaDeviceSynchronize());
   std::printf("gather done\n");
+  CK(cudaFree(src));
+  CK(cudaFree(other));
+  CK(cudaFree(dst));
+  CK(cudaFree(idx));
   delete[] hi;
   return 0;
 }

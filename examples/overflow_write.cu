@@ -28,6 +28,9 @@ int main() {
   float hp[bins];
   CK(cudaMemcpy(hp, prob, sizeof hp, cudaMemcpyDeviceToHost));
   std::printf("p[0]=%.5f p[99]=%.5f\n", hp[0], hp[99]);
+  CK(cudaFree(data));
+  CK(cudaFree(hist));
+  CK(cudaFree(prob));
   delete[] h;
   return 0;
 }

@@ -27,5 +27,6 @@ int main() {
   int h = 0;
   CK(cudaMemcpy(&h, live, sizeof h, cudaMemcpyDeviceToHost));
   std::printf("live[0]=%d (%s)\n", h, stale == live ? "same address reused" : "different address");
+  CK(cudaFree(live));
   return 0;
 }

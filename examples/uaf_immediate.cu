@@ -18,5 +18,6 @@ int main() {
   accumulate<<<n / 256, 256>>>(scratch, acc, n);
   CK(cudaDeviceSynchronize());
   std::printf("accumulate done\n");
+  CK(cudaFree(acc));
   return 0;
 }

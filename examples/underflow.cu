@@ -19,5 +19,7 @@ int main() {
   CK(cudaDeviceSynchronize());
   CK(cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost));
   std::printf("d[1]=%d d[511]=%d\n", h[1], h[511]);
+  CK(cudaFree(x));
+  CK(cudaFree(d));
   return 0;
 }

@@ -23,5 +23,7 @@ int main() {
   scale4<<<1, 256>>>(in, out, n, 2.0f);
   CK(cudaDeviceSynchronize());
   std::printf("scale4 done\n");
+  CK(cudaFree(in));
+  CK(cudaFree(out));
   return 0;
 }

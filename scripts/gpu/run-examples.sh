@@ -20,12 +20,12 @@ cat "$out/env.txt"
 printf 'program\tmode\trc\tseconds\n' > "$out/runs.tsv"
 run() { # name mode cmd...
   local name=$1 mode=$2; shift 2
-  local log="$out/logs/$name.$mode.txt" t0 t1 rc
-  t0=$(date +%s.%N)
+  local log="$out/logs/$name.$mode.txt" t0 ms rc
+  t0=$(date +%s%N)
   (cd "$bundle" && timeout 120 "$@") > "$log" 2>&1
   rc=$?
-  t1=$(date +%s.%N)
-  printf '%s\t%s\t%s\t%.2f\n' "$name" "$mode" "$rc" "$(echo "$t1 - $t0" | bc)" >> "$out/runs.tsv"
+  ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+  printf '%s\t%s\t%s\t%d.%03d\n' "$name" "$mode" "$rc" $((ms / 1000)) $((ms % 1000)) >> "$out/runs.tsv"
   printf '%-22s %-8s rc=%-4s\n' "$name" "$mode" "$rc"
 }
 for bin in "$bundle"/*.cusafe; do

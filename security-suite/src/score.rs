@@ -192,6 +192,7 @@ pub fn markdown(rows: &[Row], header: &str) -> String {
             cells.join(" | ")
         );
     }
+    s += "\nA bug counts as found only with the expected kind (cusafe; any memory error for compute-sanitizer) at the expected line. LD_PRELOAD mode instruments no kernel, so it can only find host-side bugs (frees, API copies).\n";
     s += "\n| tool | bugs found | bugs missed | correct programs clean | false positives |\n|---|---|---|---|---|\n";
     for (t, what) in TOOLS {
         let count =
