@@ -5,7 +5,7 @@
 use cusafe_format::block::{access_ok, block_base};
 use cusafe_format::pointer::{is_cusafe, is_poisoned, tag_of};
 
-use crate::alloc::BlockInfo;
+use crate::alloc::BlockTable;
 use crate::report::{buffer_phrase, relation, Access, Buffer, Kind, Origin, Report};
 
 /// One pointer operand of an API call and the bytes the call touches through it.
@@ -32,16 +32,16 @@ pub fn extent_2d(pitch: u64, width: u64, height: u64) -> u64 {
     (height - 1).saturating_mul(pitch).saturating_add(width)
 }
 
-/// Checks one operand; `lookup` finds the block (live or freed) containing an address.
-/// Returns the report when the range does not fit in a live buffer.
-pub fn check_range(r: &ApiRange, lookup: impl Fn(u64) -> Option<BlockInfo>) -> Option<Report> {
+/// Checks one operand against the blocks of `table`. Returns the report when the
+/// range does not fit in a live buffer.
+pub fn check_range(r: &ApiRange, table: &BlockTable) -> Option<Report> {
     if r.len == 0 || !(is_cusafe(r.ptr) || is_poisoned(r.ptr)) {
         return None;
     }
     let block = if is_poisoned(r.ptr) {
         None
     } else {
-        lookup(r.ptr)
+        table.lookup(r.ptr).cloned()
     };
     let (kind, detail) = match &block {
         Some(b) if !b.freed => {
@@ -105,5 +105,6 @@ pub fn check_range(r: &ApiRange, lookup: impl Fn(u64) -> Option<BlockInfo>) -> O
             block: b,
         }),
         detail,
+        call_site: None,
     })
 }

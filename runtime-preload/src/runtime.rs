@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use cudarc::driver::sys as cu;
 
-use crate::alloc::{AllocError, Allocator, BlockInfo, FreeError, Stats};
+use crate::alloc::{AllocError, Allocator, BlockInfo, BlockTable, FreeError, Stats};
 use crate::check::{check_range, ApiRange};
 use crate::cuda::driver::{attribute, driver_present, Context};
 use crate::cuda::ordering::HeaderStream;
@@ -61,9 +61,9 @@ impl Heap {
         self.lock().free(ptr, site)
     }
 
-    /// The block containing `addr`.
-    pub fn lookup(&self, addr: u64) -> Option<BlockInfo> {
-        self.lock().lookup(addr)
+    /// Runs `f` on the block table.
+    fn with_table<R>(&self, f: impl FnOnce(&BlockTable) -> R) -> R {
+        f(self.lock().table())
     }
 
     fn live_blocks(&self) -> Vec<BlockInfo> {
@@ -224,8 +224,12 @@ impl Runtime {
             .then(|| Arc::new(Backtrace::force_capture()))
     }
 
-    fn lookup(&self, addr: u64) -> Option<BlockInfo> {
-        self.heap.as_ref()?.lookup(addr)
+    /// Runs `f` on the block table (an empty one without a heap).
+    fn with_table<R>(&self, f: impl FnOnce(&BlockTable) -> R) -> R {
+        match &self.heap {
+            Some(h) => h.with_table(f),
+            None => f(&BlockTable::default()),
+        }
     }
 
     fn emit(&self, r: &Report) {
@@ -238,9 +242,11 @@ impl Runtime {
         unsafe { libc::_exit(self.options.exitcode) }
     }
 
-    /// Prints a host-side report; in halt mode the process ends here.
-    pub fn report(&self, r: &Report) {
-        self.emit(r);
+    /// Prints a host-side report with the program's call site; in halt mode the
+    /// process ends here.
+    pub fn report(&self, mut r: Report) {
+        r.call_site = Some(Arc::new(Backtrace::force_capture()));
+        self.emit(&r);
         if self.options.halt_on_error {
             self.halt();
         }
@@ -253,8 +259,8 @@ impl Runtime {
             return Ok(());
         }
         for range in ranges {
-            if let Some(r) = check_range(range, |a| self.lookup(a)) {
-                self.report(&r);
+            if let Some(r) = self.with_table(|t| check_range(range, t)) {
+                self.report(r);
                 return Err(INVALID_VALUE);
             }
         }
@@ -287,7 +293,8 @@ impl Runtime {
             (records, rd.saw_any(), rd.is_full() && !was_full)
         };
         for rec in &records {
-            self.emit(&refine(rec, |a| self.lookup(a)));
+            let r = self.with_table(|t| refine(rec, t));
+            self.emit(&r);
         }
         if newly_full {
             self.sink.message(

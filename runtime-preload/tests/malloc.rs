@@ -23,3 +23,103 @@ fn headers_hold_exact_sizes_and_zero_after_free() {
         ],
     );
 }
+
+#[test]
+fn linked_before_cudart_works_like_preload() {
+    let r = run_linked(&["header"], "");
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_has(&r.stdout, &["tag=7 h400=400", "freed h400=0"]);
+}
+
+#[test]
+fn two_thousand_cycles_never_return_a_freed_address() {
+    let r = run(&["noreuse"], "");
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(r.stdout, "allocations=2000 duplicates=0\n");
+    // Without cusafe, malloc-backed memory comes back at once (the comparison is meaningful).
+    let plain = run_plain(&["noreuse"]);
+    assert!(!plain.stdout.contains("duplicates=0"), "{plain:?}");
+}
+
+#[test]
+fn other_devices_get_untagged_memory() {
+    let r = run(&["other_device"], "");
+    assert_eq!(r.code, 0, "{r:?}");
+    let tag: u32 = r.stdout.trim().trim_start_matches("tag=").parse().unwrap();
+    assert!(!(1..=35).contains(&tag), "{r:?}");
+}
+
+#[test]
+fn threads_without_a_current_context_allocate() {
+    let r = run(&["threads"], "");
+    assert_eq!((r.code, r.stderr.as_str()), (0, ""), "{r:?}");
+    assert_eq!(r.stdout, "threads done\n");
+}
+
+#[test]
+fn out_of_device_memory_is_cuda_error_2() {
+    let limit = (48u64 << 20).to_string();
+    let r = run_env(
+        &["alloc_fail"],
+        "detect_leaks=0",
+        &[("FAKE_CUDA_MEM_LIMIT", &limit)],
+    );
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(r.stdout, "malloc returned 2\nsmall malloc fine\n");
+}
+
+#[test]
+fn no_vmm_warns_once_and_passes_through() {
+    let r = run_env(&["noreuse"], "", &[("FAKE_CUDA_NO_VMM", "1")]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(r.stderr.matches("cusafe: warning:").count(), 1, "{r:?}");
+    assert_has(
+        &r.stderr,
+        &[
+            "does not support virtual memory management",
+            "cusafe is OFF",
+        ],
+    );
+}
+
+#[test]
+fn a_window_that_lands_elsewhere_turns_cusafe_off() {
+    let r = run_env(&["ok"], "", &[("FAKE_CUDA_BAD_WINDOW", "9")]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(r.stdout, "ok 100\n");
+    assert_has(
+        &r.stderr,
+        &[
+            "cannot reserve the cusafe address windows",
+            "0x120000000000",
+            "cusafe is OFF",
+        ],
+    );
+}
+
+#[test]
+fn no_device_passes_errors_through() {
+    let r = run_env(&["ok"], "", &[("FAKE_CUDART_NO_DEVICE", "1")]);
+    assert_eq!(r.code, 3, "{r:?}");
+    assert_has(
+        &r.stderr,
+        &["the CUDA runtime failed to initialise (error 100)"],
+    );
+    assert_has(&r.stdout, &["failed: 100"]);
+}
+
+#[test]
+fn verbosity_2_traces_allocations() {
+    let r = run(&["leak"], "verbosity=2:detect_leaks=0");
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_has(
+        &r.stderr,
+        &[
+            "cusafe: ready on device 0",
+            "cudaMalloc(123) = 0x",
+            "(buffer #1)",
+            "cudaFree(0x",
+            "exit statistics",
+        ],
+    );
+}

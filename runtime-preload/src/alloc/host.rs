@@ -41,8 +41,10 @@ pub struct HostBackend {
     handles: HashMap<u64, u64>,
     next_handle: u64,
     mappings: BTreeMap<u64, Mapping>,
-    /// Words written, by (handle, byte offset).
-    words: HashMap<(u64, u64), u32>,
+    /// Words written, by handle, then byte offset.
+    words: HashMap<u64, HashMap<u64, u32>>,
+    /// Value of every word of a handle that one fill covered whole.
+    filled: HashMap<u64, u32>,
     ops: HostOps,
     fail_next: Option<&'static str>,
 }
@@ -91,7 +93,8 @@ impl HostBackend {
     /// as 0xdeadbeef, standing for whatever a fresh physical page holds.
     pub fn read_u32(&self, va: u64) -> Option<u32> {
         let (handle, off) = self.resolve(va)?;
-        Some(*self.words.get(&(handle, off)).unwrap_or(&0xdead_beef))
+        let word = self.words.get(&handle).and_then(|w| w.get(&off));
+        Some(*word.or(self.filled.get(&handle)).unwrap_or(&0xdead_beef))
     }
 
     /// The u64 at `va` (8-aligned), or `None` if unmapped.
@@ -169,7 +172,8 @@ impl Backend for HostBackend {
         if self.handles.remove(&handle).is_none() {
             return Err(contract("release", format!("unknown handle {handle}")));
         }
-        self.words.retain(|&(h, _), _| h != handle);
+        self.words.remove(&handle);
+        self.filled.remove(&handle);
         self.ops.releases += 1;
         Ok(())
     }
@@ -231,13 +235,25 @@ impl Backend for HostBackend {
         if fill.va % 4 != 0 || (fill.rows > 1 && fill.pitch < fill.words * 4) {
             return Err(contract("fill32", format!("bad fill {fill:?}")));
         }
+        if let Some((handle, 0)) = self.resolve(fill.va) {
+            if fill.rows == 1 && fill.words * 4 == self.handles[&handle] {
+                // The whole handle: one value, no per-word entries.
+                self.words.remove(&handle);
+                self.filled.insert(handle, fill.value);
+                self.ops.fills += 1;
+                return Ok(());
+            }
+        }
         for (start, end) in fill.ranges() {
             let mut a = start;
             while a < end {
                 let (handle, off) = self
                     .resolve(a)
                     .ok_or_else(|| contract("fill32", format!("{a:#x} is not mapped")))?;
-                self.words.insert((handle, off), fill.value);
+                self.words
+                    .entry(handle)
+                    .or_default()
+                    .insert(off, fill.value);
                 a += 4;
             }
         }

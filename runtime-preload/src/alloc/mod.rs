@@ -23,7 +23,7 @@ mod table;
 pub use backend::{Backend, BackendError, Fill};
 pub use host::HostBackend;
 pub use slots::{Picked, SlotMap};
-pub use table::{BlockInfo, BlockTable, FREED_HISTORY};
+pub use table::{BlockInfo, BlockTable, FREED_HISTORY, NEAREST_SPAN};
 
 use std::backtrace::Backtrace;
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -293,9 +293,9 @@ impl<B: Backend> Allocator<B> {
         }
     }
 
-    /// The block (live or recently freed) containing `addr`; poison bit ignored.
-    pub fn lookup(&self, addr: u64) -> Option<BlockInfo> {
-        self.table.lookup(addr).cloned()
+    /// The table of live and recently freed blocks.
+    pub fn table(&self) -> &BlockTable {
+        &self.table
     }
 
     /// Blocks not freed yet, in allocation order.

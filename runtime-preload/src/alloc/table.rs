@@ -5,8 +5,11 @@ use std::backtrace::Backtrace;
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
-use cusafe_format::block::block_base;
+use cusafe_format::block::{block_base, block_size};
 use cusafe_format::pointer::{is_cusafe, tag_of, POISON_MASK};
+
+/// How far (in blocks) [`BlockTable::nearest`] looks.
+pub const NEAREST_SPAN: u64 = 64;
 
 /// How many freed blocks the table remembers for use-after-free reports.
 pub const FREED_HISTORY: usize = 1 << 18;
@@ -78,6 +81,26 @@ impl BlockTable {
             return None;
         }
         self.blocks.get(&block_base(a, tag_of(a)))
+    }
+
+    /// For a pointer that left its buffer: the block containing `addr` or else the
+    /// nearest block of the same class within [`NEAREST_SPAN`] blocks (below first at
+    /// equal distance), poison bit ignored.
+    pub fn nearest(&self, addr: u64) -> Option<&BlockInfo> {
+        let a = addr & !POISON_MASK;
+        if !is_cusafe(a) {
+            return None;
+        }
+        let t = tag_of(a);
+        let (base, bs) = (block_base(a, t), block_size(t));
+        (0..=NEAREST_SPAN).find_map(|k| {
+            let below = base.checked_sub(k * bs).filter(|b| tag_of(*b) == t);
+            let above = base.checked_add(k * bs).filter(|b| tag_of(*b) == t);
+            [below, above]
+                .into_iter()
+                .flatten()
+                .find_map(|b| self.blocks.get(&b))
+        })
     }
 
     /// Live blocks in allocation order.

@@ -41,7 +41,7 @@ pub unsafe extern "C" fn cudaFree(dev_ptr: *mut c_void) -> CudaError {
         }
         Err(e) => {
             if let Some(r) = free_report("cudaFree", &e) {
-                rt.report(&r);
+                rt.report(r);
             }
             INVALID_VALUE
         }

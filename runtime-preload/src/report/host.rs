@@ -28,6 +28,7 @@ pub fn free_report(api: &'static str, err: &FreeError) -> Option<Report> {
             address: block.ptr,
             detail: format!("{:#018x} is {}", block.ptr, buffer_phrase(block)),
             buffer: with_buffer(block.clone(), block.ptr),
+            call_site: None,
         },
         FreeError::Interior { ptr, block } => Report {
             kind: Kind::InvalidFree,
@@ -40,6 +41,7 @@ pub fn free_report(api: &'static str, err: &FreeError) -> Option<Report> {
                 buffer_phrase(block)
             ),
             buffer: with_buffer(block.clone(), *ptr),
+            call_site: None,
         },
         FreeError::NotAllocated { ptr } => Report {
             kind: Kind::InvalidFree,
@@ -52,6 +54,7 @@ pub fn free_report(api: &'static str, err: &FreeError) -> Option<Report> {
                 format!("never allocated: no buffer was ever allocated at {ptr:#018x}")
             },
             buffer: None,
+            call_site: None,
         },
         FreeError::Backend { .. } => return None,
     };
@@ -67,5 +70,6 @@ pub fn leak_report(block: &BlockInfo) -> Report {
         address: block.ptr,
         detail: format!("{} was never freed", buffer_phrase(block)),
         buffer: with_buffer(block.clone(), block.ptr),
+        call_site: None,
     }
 }

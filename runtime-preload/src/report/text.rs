@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use super::{Origin, Report};
+use super::{site, Origin, Report};
 
 const RULE: &str = "=================================================================";
 
@@ -59,11 +59,14 @@ pub fn render(r: &Report, pid: u32) -> String {
         s.push('\n');
     }
     let _ = writeln!(s, "{}", r.detail);
+    if let Some(bt) = &r.call_site {
+        let _ = write!(s, "  called from:\n{}", site::render(bt));
+    }
     if let Some(b) = &r.buffer {
         let blk = &b.block;
         let _ = writeln!(
             s,
-            "buffer #{}: {} bytes at [{:#018x}, {:#018x}), {}; offset of the access from its start: {}",
+            "buffer #{}: {} bytes at [{:#018x}, {:#018x}), {}; the address is at offset {} from its start",
             blk.id,
             blk.size,
             blk.ptr,
@@ -73,7 +76,7 @@ pub fn render(r: &Report, pid: u32) -> String {
         );
         match &blk.alloc_site {
             Some(bt) => {
-                let _ = writeln!(s, "  allocated at:\n{}", indent(&bt.to_string()));
+                let _ = write!(s, "  allocated at:\n{}", site::render(bt));
             }
             None => {
                 let _ = writeln!(
@@ -83,20 +86,13 @@ pub fn render(r: &Report, pid: u32) -> String {
             }
         }
         if let Some(bt) = &blk.free_site {
-            let _ = writeln!(s, "  freed at:\n{}", indent(&bt.to_string()));
+            let _ = write!(s, "  freed at:\n{}", site::render(bt));
         }
     }
     let _ = writeln!(s, "HINT: {}", r.kind.hint());
     let _ = writeln!(s, "SUMMARY: cusafe: {kind} in {loc}");
     let _ = writeln!(s, "{RULE}");
     s
-}
-
-fn indent(text: &str) -> String {
-    text.lines()
-        .map(|l| format!("    {l}"))
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 /// The closing line of a leak check.

@@ -36,14 +36,12 @@ fn manifest() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// The library under test: `target/<profile>/libcusafe_rt.so`, next to `deps/`.
+/// The library under test: `target/<profile>/deps/libcusafe_rt.so`, which `cargo test`
+/// builds next to the test executables (the copy one level up is only refreshed by
+/// `cargo build`).
 pub fn runtime_lib() -> PathBuf {
     let exe = std::env::current_exe().expect("test executable path");
-    let lib = exe
-        .parent()
-        .and_then(Path::parent)
-        .expect("target dir")
-        .join("libcusafe_rt.so");
+    let lib = exe.parent().expect("deps dir").join("libcusafe_rt.so");
     assert!(lib.exists(), "{} not built", lib.display());
     lib
 }
@@ -111,12 +109,12 @@ pub fn fixtures() -> &'static Fixtures {
         cc(&args.iter().map(String::as_str).collect::<Vec<_>>());
         let _ = std::fs::remove_file(dir.join("libcudart.so"));
         std::os::unix::fs::symlink("libcudart.so.12", dir.join("libcudart.so")).unwrap();
-        cc(&["-O1", "-Wall", "-Werror", &inc, "-o", &p("scenario"), &s("scenario.c"), &ldir, "-lcudart", &rpath, "-lpthread"]);
+        cc(&["-g", "-O0", "-Wall", "-Werror", &inc, "-o", &p("scenario"), &s("scenario.c"), &ldir, "-lcudart", &rpath, "-lpthread"]);
         let rtlib = runtime_lib();
         let rtdir = rtlib.parent().unwrap();
         let rtl = format!("-L{}", rtdir.display());
         let rtr = format!("-Wl,-rpath,{}", rtdir.display());
-        cc(&["-O1", "-Wall", "-Werror", &inc, "-o", &p("scenario_linked"), &s("scenario.c"), &rtl, "-Wl,--no-as-needed", "-lcusafe_rt", &ldir, "-lcudart", &rtr, &rpath, "-Wl,--undefined=__cusafe_rt_present", "-lpthread"]);
+        cc(&["-g", "-O0", "-Wall", "-Werror", &inc, "-o", &p("scenario_linked"), &s("scenario.c"), &rtl, "-Wl,--no-as-needed", "-lcusafe_rt", &ldir, "-lcudart", &rtr, &rpath, "-Wl,--undefined=__cusafe_rt_present", "-lpthread"]);
         Fixtures {
             scenario: dir.join("scenario"),
             linked: dir.join("scenario_linked"),

@@ -1,0 +1,122 @@
+//! The free hook (`cudaFree`): double and invalid frees, leaks at exit; end to end over
+//! the fake CUDA, plus the allocator's free rules over the host backend.
+
+mod common;
+use common::*;
+
+use cusafe_format::block::PREFIX;
+use cusafe_rt::alloc::{Allocator, FreeError, HostBackend};
+use cusafe_rt::report::host::free_report;
+use cusafe_rt::report::{text, Kind};
+use cusafe_rt::rng::Rng;
+
+#[test]
+fn double_free_is_reported_with_the_call_site() {
+    let r = run(&["free", "double"], "");
+    assert_eq!(r.code, 1, "{r:?}");
+    assert_has(
+        &r.stderr,
+        &[
+            "ERROR: cusafe: double-free in cudaFree",
+            "is the 4096-byte buffer #1 (freed)",
+            "called from:",
+            "#0 s_free at ",
+            "scenario.c:",
+            "main at ",
+            "HINT: the buffer was already freed",
+        ],
+    );
+}
+
+#[test]
+fn interior_pointer_free_is_invalid() {
+    let r = run(&["free", "interior"], "");
+    assert_eq!(r.code, 1, "{r:?}");
+    assert_has(
+        &r.stderr,
+        &[
+            "ERROR: cusafe: invalid-free in cudaFree",
+            "interior pointer: 0x",
+            "is at offset 64 inside the 4096-byte buffer #1 (live), not its start",
+        ],
+    );
+}
+
+#[test]
+fn never_allocated_and_poisoned_frees_are_invalid() {
+    let r = run(&["free", "never"], "");
+    assert_has(
+        &r.stderr,
+        &[
+            "invalid-free",
+            "never allocated: no buffer was ever allocated at 0x0000140000000100",
+        ],
+    );
+    let r = run(&["free", "poisoned"], "");
+    assert_has(&r.stderr, &["invalid-free", "is a poisoned pointer"]);
+}
+
+#[test]
+fn recover_mode_returns_invalid_value_and_goes_on() {
+    let r = run(&["free", "double"], "halt_on_error=0:exitcode=7");
+    assert_eq!(r.code, 7, "{r:?}");
+    assert_eq!(r.stdout, "free returned 1\n");
+}
+
+#[test]
+fn leaks_are_listed_at_exit() {
+    let r = run(&["leak"], "");
+    assert_eq!(r.code, 1, "{r:?}");
+    assert_eq!(r.stdout, "exiting\n");
+    assert_eq!(
+        r.stderr
+            .matches("ERROR: cusafe: leak in cudaMalloc")
+            .count(),
+        2,
+        "{r:?}"
+    );
+    assert_has(
+        &r.stderr,
+        &[
+            "the 123-byte buffer #1 (live) was never freed",
+            "the 1-byte buffer #3 (live) was never freed",
+            "SUMMARY: cusafe: 124 bytes leaked in 2 allocation(s)",
+        ],
+    );
+    assert!(!r.stderr.contains("buffer #2"), "{r:?}");
+}
+
+#[test]
+fn detect_leaks_0_keeps_quiet() {
+    let r = run(&["leak"], "detect_leaks=0");
+    assert_eq!((r.code, r.stderr.as_str()), (0, ""), "{r:?}");
+}
+
+#[test]
+fn alloc_backtrace_names_the_allocation_site() {
+    let r = run(&["leak"], "alloc_backtrace=1");
+    assert_has(
+        &r.stderr,
+        &["allocated at:", "#0 s_leak at ", "scenario.c:"],
+    );
+}
+
+#[test]
+fn free_errors_become_reports() {
+    let mut a = Allocator::new(HostBackend::new(), Rng::new(3)).unwrap();
+    let b = a.alloc(100, None).unwrap();
+    let e = a.free(b.ptr + 8, None).unwrap_err();
+    assert!(matches!(e, FreeError::Interior { .. }));
+    let r = free_report("cudaFree", &e).unwrap();
+    assert_eq!(r.kind, Kind::InvalidFree);
+    assert_eq!(r.buffer.as_ref().unwrap().offset, 8);
+    a.free(b.ptr, None).unwrap();
+    let e = a.free(b.ptr, None).unwrap_err();
+    let r = free_report("cudaFree", &e).unwrap();
+    assert_eq!(r.kind, Kind::DoubleFree);
+    assert!(text::render(&r, 1).contains("the 100-byte buffer #1 (freed)"));
+    // The header stays zero and the block stays in the table as freed.
+    let base = b.ptr - PREFIX;
+    assert_eq!(a.backend().read_u64(base), Some(0));
+    assert!(a.table().lookup(b.ptr).unwrap().freed);
+}

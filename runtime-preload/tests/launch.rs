@@ -1,0 +1,163 @@
+//! `cudaLaunchKernel`: start-up before the first launch, device findings turned into
+//! reports (halt and recover), launch ordering on non-blocking streams.
+
+mod common;
+use common::*;
+
+#[test]
+fn heap_overflow_in_a_kernel_is_reported_and_halts() {
+    let r = run(&["oob_write"], "");
+    assert_eq!(r.code, 1, "{r:?}");
+    assert_has(
+        &r.stderr,
+        &[
+            "ERROR: cusafe: heap-buffer-overflow in kernel add_one(int*, int) at vec.cu:12:5",
+            "READ of size 4 at 0x",
+            "by thread (100,0,0) in block (0,0,0)",
+            "is 0 bytes after the end of the 400-byte buffer #1 (live)",
+            "buffer #1: 400 bytes at [0x",
+            "the address is at offset 400 from its start",
+            "HINT: the access is outside the buffer",
+            "SUMMARY: cusafe: heap-buffer-overflow in kernel add_one(int*, int) at vec.cu:12:5",
+        ],
+    );
+    assert!(
+        !r.stdout.contains("sync returned"),
+        "halted before returning: {r:?}"
+    );
+}
+
+#[test]
+fn exitcode_option_sets_the_status() {
+    let r = run(&["oob_write"], "exitcode=66");
+    assert_eq!(r.code, 66, "{r:?}");
+}
+
+#[test]
+fn recover_mode_reports_each_site_once_and_continues() {
+    let r = run(&["recover"], "halt_on_error=0:exitcode=42:detect_leaks=0");
+    assert_eq!(r.code, 42, "{r:?}");
+    assert_eq!(r.stdout, "continued\n");
+    assert_eq!(r.stderr.matches("ERROR: cusafe:").count(), 2, "{r:?}");
+    assert_has(
+        &r.stderr,
+        &[
+            "two_sites(int*, int) at vec.cu:30:9",
+            "is 0 bytes after the end of the 400-byte buffer #1",
+            "WRITE of size 4",
+            "two_sites(int*, int) at vec.cu:31:9",
+            "is 4 bytes before the start of the 400-byte buffer #1",
+        ],
+    );
+}
+
+#[test]
+fn use_after_free_after_2000_reallocations() {
+    let r = run(&["uaf"], "");
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(!r.stdout.contains("address reused"), "{r:?}");
+    assert_has(
+        &r.stderr,
+        &[
+            "ERROR: cusafe: use-after-free in kernel inc(int*, int) at vec.cu:20:3",
+            "is at offset 0 inside the 4096-byte buffer #1 (freed)",
+            "4096 bytes at [0x",
+        ],
+    );
+}
+
+#[test]
+fn immediate_use_after_free() {
+    let r = run(&["uaf_immediate"], "");
+    assert_eq!(r.code, 1, "{r:?}");
+    assert_has(
+        &r.stderr,
+        &[
+            "ERROR: cusafe: use-after-free",
+            "the 4096-byte buffer #1 (freed)",
+        ],
+    );
+}
+
+#[test]
+fn poisoned_pointer_names_its_buffer() {
+    let r = run(&["pointer_overflow"], "");
+    assert_eq!(r.code, 1, "{r:?}");
+    assert_has(
+        &r.stderr,
+        &[
+            "ERROR: cusafe: pointer-overflow in kernel deref(int*) at vec.cu:40:11",
+            "the pointer left its buffer; 0x",
+            "is 4600 bytes after the end of the 400-byte buffer #1 (live), the nearest buffer",
+        ],
+    );
+}
+
+#[test]
+fn stray_pointer_into_a_slab_is_a_wild_access() {
+    let r = run(&["wild"], "");
+    assert_eq!(r.code, 1, "{r:?}");
+    assert_has(
+        &r.stderr,
+        &[
+            "ERROR: cusafe: wild-access",
+            "in no buffer allocated so far",
+        ],
+    );
+}
+
+#[test]
+fn json_lines_go_to_json_path() {
+    let json = scratch("launch.json");
+    let r = run(&["oob_write"], &format!("json_path={}", json.display()));
+    assert_eq!(r.code, 1, "{r:?}");
+    let text = std::fs::read_to_string(&json).unwrap();
+    let v: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    assert_eq!(v["kind"], "heap-buffer-overflow");
+    assert_eq!(v["where"], "device");
+    assert_eq!(v["kernel"], "add_one(int*, int)");
+    assert_eq!(v["line"], 12);
+    assert_eq!(v["thread"], serde_json::json!([100, 0, 0]));
+    assert_eq!(v["buffer"]["size"], 400);
+    assert_eq!(v["buffer"]["offset"], 400);
+    assert_eq!(v["access"]["write"], false);
+}
+
+#[test]
+fn log_path_takes_the_text_with_pid() {
+    let dir = scratch("logdir");
+    std::fs::create_dir_all(&dir).unwrap();
+    let r = run(
+        &["oob_write"],
+        &format!("log_path={}/log.%p", dir.display()),
+    );
+    assert_eq!(r.code, 1, "{r:?}");
+    assert_eq!(r.stderr, "");
+    let logs: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
+    assert_eq!(logs.len(), 1);
+    let text = std::fs::read_to_string(logs[0].as_ref().unwrap().path()).unwrap();
+    assert_has(&text, &["ERROR: cusafe: heap-buffer-overflow"]);
+}
+
+#[test]
+fn first_launch_starts_the_runtime_and_fills_the_runtime_page() {
+    let r = run(&["launch_first"], "");
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(r.stdout, "magic=46535543 flags=0 claimed=0 page=set\n");
+    let r = run(&["launch_first"], "halt_on_error=0");
+    assert_eq!(r.stdout, "magic=46535543 flags=1 claimed=0 page=set\n");
+}
+
+#[test]
+fn non_blocking_streams_wait_for_header_writes_once() {
+    let log = scratch("stream.log");
+    let r = run_env(&["stream"], "", &[("FAKE_CUDA_LOG", log.to_str().unwrap())]);
+    assert_eq!((r.code, r.stderr.as_str()), (0, ""), "{r:?}");
+    let stream = r.stdout.trim().trim_start_matches("stream ").to_string();
+    let text = std::fs::read_to_string(&log).unwrap();
+    let waits = text
+        .lines()
+        .filter(|l| *l == format!("cuStreamWaitEvent {stream}"))
+        .count();
+    assert_eq!(waits, 1, "{text}");
+}

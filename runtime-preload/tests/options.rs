@@ -1,0 +1,110 @@
+//! `CUSAFE_OPTIONS` parsing, and what a bad value does to a real process.
+
+mod common;
+use common::*;
+
+use cusafe_rt::options::{expand_path, OptionError, Options};
+use proptest::prelude::*;
+
+#[test]
+fn defaults() {
+    let o = Options::parse("").unwrap();
+    assert_eq!(o, Options::default());
+    assert!(o.halt_on_error && o.detect_leaks && !o.alloc_backtrace);
+    assert_eq!((o.exitcode, o.verbosity), (1, 0));
+    assert_eq!(
+        (o.log_path.as_deref(), o.json_path.as_deref()),
+        (None, None)
+    );
+    assert_eq!(o.device_flags(), 0);
+}
+
+#[test]
+fn every_option() {
+    let o = Options::parse(
+        "halt_on_error=0:exitcode=66:log_path=/tmp/l.%p:json_path=/tmp/j:detect_leaks=false:alloc_backtrace=1:verbosity=2",
+    )
+    .unwrap();
+    assert!(!o.halt_on_error && !o.detect_leaks && o.alloc_backtrace);
+    assert_eq!(o.exitcode, 66);
+    assert_eq!(o.log_path.as_deref(), Some("/tmp/l.%p"));
+    assert_eq!(o.json_path.as_deref(), Some("/tmp/j"));
+    assert_eq!(o.verbosity, 2);
+    assert_eq!(o.device_flags(), cusafe_format::rtpage::FLAG_RECOVER);
+}
+
+#[test]
+fn later_pairs_win_and_empty_pairs_are_skipped() {
+    let o = Options::parse(":exitcode=3::exitcode=4:").unwrap();
+    assert_eq!(o.exitcode, 4);
+}
+
+#[test]
+fn errors_name_the_option_and_the_accepted_values() {
+    let e = Options::parse("halt_on_eror=0").unwrap_err();
+    assert_eq!(e, OptionError::Unknown("halt_on_eror".into()));
+    assert_eq!(
+        e.to_string(),
+        "CUSAFE_OPTIONS: unknown option 'halt_on_eror' (known options: halt_on_error, exitcode, log_path, json_path, detect_leaks, alloc_backtrace, verbosity)"
+    );
+    assert_eq!(
+        Options::parse("exitcode=300").unwrap_err().to_string(),
+        "CUSAFE_OPTIONS: bad value '300' for option 'exitcode' (accepted: an integer 0..=255)"
+    );
+    assert_eq!(
+        Options::parse("detect_leaks=yes").unwrap_err().to_string(),
+        "CUSAFE_OPTIONS: bad value 'yes' for option 'detect_leaks' (accepted: 0 or 1 (or false, true))"
+    );
+    assert_eq!(
+        Options::parse("verbosity=9").unwrap_err().to_string(),
+        "CUSAFE_OPTIONS: bad value '9' for option 'verbosity' (accepted: 0, 1 or 2)"
+    );
+    assert!(matches!(
+        Options::parse("log_path="),
+        Err(OptionError::BadValue { .. })
+    ));
+    assert_eq!(
+        Options::parse("halt_on_error").unwrap_err().to_string(),
+        "CUSAFE_OPTIONS: 'halt_on_error' is not of the form name=value"
+    );
+}
+
+#[test]
+fn pid_expansion() {
+    assert_eq!(expand_path("/tmp/r.%p.json", 42), "/tmp/r.42.json");
+    assert_eq!(expand_path("/tmp/plain", 42), "/tmp/plain");
+}
+
+#[test]
+fn a_bad_option_stops_the_program_at_its_first_cuda_call() {
+    let r = run(&["ok"], "exitcode=abc");
+    assert_eq!(r.code, 1, "{r:?}");
+    assert_eq!(r.stdout, "");
+    assert_eq!(
+        r.stderr,
+        "cusafe: error: CUSAFE_OPTIONS: bad value 'abc' for option 'exitcode' (accepted: an integer 0..=255)\n"
+    );
+}
+
+#[test]
+fn an_unopenable_log_path_is_an_error() {
+    let r = run(&["ok"], "log_path=/nonexistent-dir/x");
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(
+        r.stderr
+            .starts_with("cusafe: error: log_path=/nonexistent-dir/x: cannot open"),
+        "{r:?}"
+    );
+}
+
+proptest! {
+    #[test]
+    fn exitcode_round_trips(code in 0u8..=255) {
+        prop_assert_eq!(Options::parse(&format!("exitcode={code}")).unwrap().exitcode, i32::from(code));
+    }
+
+    #[test]
+    fn parse_never_panics(s in "[a-z_=:0-9/%.]{0,40}") {
+        let _ = Options::parse(&s);
+    }
+}

@@ -1,0 +1,258 @@
+//! Record → report text and JSON (golden strings), host reports, call-site filtering.
+
+use cusafe_format::report::{DeviceKind, Record, ACCESS_RANGE, ACCESS_WRITE, NO_HEADER};
+use cusafe_rt::alloc::{BlockInfo, BlockTable};
+use cusafe_rt::report::host::{free_report, leak_report};
+use cusafe_rt::report::refine::{refine, PSEUDO_BIT};
+use cusafe_rt::report::site::{parse, program_frames, render_frames, Frame};
+use cusafe_rt::report::{json, text, Kind};
+
+/// Block base of the test buffer: a slot of window 7 (1 KiB blocks).
+const BASE: u64 = 0x0000_0e00_0040_0000;
+const PTR: u64 = BASE + 256;
+
+fn table(freed: bool) -> BlockTable {
+    let mut t = BlockTable::default();
+    t.insert(
+        BASE,
+        BlockInfo {
+            id: 3,
+            ptr: PTR,
+            size: 400,
+            freed,
+            alloc_site: None,
+            free_site: None,
+        },
+    );
+    t
+}
+
+fn record(kind: DeviceKind, addr: u64, root: u64, header: u64, flags: u32) -> Record {
+    Record {
+        kind,
+        addr,
+        root,
+        header_size: header,
+        access_size: 4,
+        flags,
+        thread: [100, 0, 0],
+        block: [0, 2, 0],
+        kernel: "_Z7add_onePii".into(),
+        file: "vec.cu".into(),
+        line: 12,
+        col: 5,
+    }
+}
+
+const HEAP_OVERFLOW: &str = "\
+=================================================================
+==4242==ERROR: cusafe: heap-buffer-overflow in kernel add_one(int*, int) at vec.cu:12:5
+WRITE of size 4 at 0x00000e0000400290 by thread (100,0,0) in block (0,2,0)
+0x00000e0000400290 is 0 bytes after the end of the 400-byte buffer #3 (live)
+buffer #3: 400 bytes at [0x00000e0000400100, 0x00000e0000400290), live; the address is at offset 400 from its start
+  allocated at: unknown (set CUSAFE_OPTIONS=alloc_backtrace=1 to record it)
+HINT: the access is outside the buffer: check the index and the launch geometry against the buffer's element count
+SUMMARY: cusafe: heap-buffer-overflow in kernel add_one(int*, int) at vec.cu:12:5
+=================================================================
+";
+
+#[test]
+fn heap_overflow_text() {
+    let r = refine(
+        &record(DeviceKind::OutOfBounds, PTR + 400, PTR, 400, ACCESS_WRITE),
+        &table(false),
+    );
+    assert_eq!(text::render(&r, 4242), HEAP_OVERFLOW);
+}
+
+const USE_AFTER_FREE: &str = "\
+=================================================================
+==7==ERROR: cusafe: use-after-free in kernel add_one(int*, int) at vec.cu:12:5
+READ of size 4 at 0x00000e0000400110 by thread (100,0,0) in block (0,2,0)
+0x00000e0000400110 is at offset 16 inside the 400-byte buffer #3 (freed)
+buffer #3: 400 bytes at [0x00000e0000400100, 0x00000e0000400290), freed; the address is at offset 16 from its start
+  allocated at: unknown (set CUSAFE_OPTIONS=alloc_backtrace=1 to record it)
+HINT: the buffer was freed before this use: free it only after the last kernel or copy that uses it, and drop stale copies of the pointer
+SUMMARY: cusafe: use-after-free in kernel add_one(int*, int) at vec.cu:12:5
+=================================================================
+";
+
+#[test]
+fn use_after_free_text() {
+    let r = refine(
+        &record(DeviceKind::OutOfBounds, PTR + 16, PTR, 0, 0),
+        &table(true),
+    );
+    assert_eq!(text::render(&r, 7), USE_AFTER_FREE);
+}
+
+#[test]
+fn refinement_of_every_device_kind() {
+    let live = table(false);
+    let kind = |r: Record, t: &BlockTable| refine(&r, t).kind;
+    assert_eq!(
+        kind(record(DeviceKind::OutOfBounds, PTR - 4, PTR, 400, 0), &live),
+        Kind::HeapBufferOverflow
+    );
+    assert_eq!(
+        kind(
+            record(DeviceKind::OutOfBounds, PTR, PTR, 0, 0),
+            &table(true)
+        ),
+        Kind::UseAfterFree
+    );
+    // Another block of the same slab, never allocated.
+    assert_eq!(
+        kind(
+            record(DeviceKind::OutOfBounds, PTR + 4096, PTR + 4096, 0, 0),
+            &live
+        ),
+        Kind::WildAccess
+    );
+    let poisoned = (PTR + 5000) | 1 << 63;
+    let r = refine(
+        &record(
+            DeviceKind::PoisonedPointer,
+            poisoned,
+            poisoned,
+            NO_HEADER,
+            0,
+        ),
+        &live,
+    );
+    assert_eq!(r.kind, Kind::PointerOverflow);
+    assert_eq!(r.buffer.as_ref().unwrap().block.id, 3);
+    assert_eq!(r.buffer.as_ref().unwrap().offset, 5000);
+    assert_eq!(
+        r.detail,
+        "the pointer left its buffer; 0x00000e0000401488 is 4600 bytes after the end of the 400-byte buffer #3 (live), the nearest buffer"
+    );
+    let local = 0x7f26_9d00_0010 | PSEUDO_BIT;
+    assert_eq!(
+        kind(record(DeviceKind::OutOfBounds, local, local, 0, 0), &live),
+        Kind::StackUseAfterReturn
+    );
+    assert_eq!(
+        kind(record(DeviceKind::OutOfBounds, local, local, 64, 0), &live),
+        Kind::StackOrSharedBufferOverflow
+    );
+    let global = 0x7f26_8be0_0400;
+    assert_eq!(
+        kind(
+            record(DeviceKind::OutOfBounds, global, global, NO_HEADER, 0),
+            &live
+        ),
+        Kind::StaticBufferOverflow
+    );
+}
+
+#[test]
+fn unknown_location_and_range_access() {
+    let mut rec = record(DeviceKind::OutOfBounds, PTR + 390, PTR, 400, ACCESS_RANGE);
+    rec.access_size = 20;
+    rec.file.clear();
+    let t = text::render(&refine(&rec, &table(false)), 1);
+    assert!(
+        t.contains("in kernel add_one(int*, int) at <unknown location>\n"),
+        "{t}"
+    );
+    assert!(
+        t.contains("READ of range of 20 bytes at 0x00000e0000400286"),
+        "{t}"
+    );
+    assert!(
+        t.contains("is at offset 390, running 10 bytes past the end of the 400-byte buffer #3"),
+        "{t}"
+    );
+}
+
+const JSON: &str = r#"{"access":{"atomic":false,"range":false,"size":4,"write":true},"address":"0x00000e0000400290","api":null,"block":[0,2,0],"buffer":{"freed":false,"id":3,"offset":400,"ptr":"0x00000e0000400100","size":400},"call_site":null,"col":5,"detail":"0x00000e0000400290 is 0 bytes after the end of the 400-byte buffer #3 (live)","file":"vec.cu","hint":"the access is outside the buffer: check the index and the launch geometry against the buffer's element count","kernel":"add_one(int*, int)","kind":"heap-buffer-overflow","line":12,"operand":null,"pid":4242,"thread":[100,0,0],"where":"device"}
+"#;
+
+#[test]
+fn heap_overflow_json() {
+    let r = refine(
+        &record(DeviceKind::OutOfBounds, PTR + 400, PTR, 400, ACCESS_WRITE),
+        &table(false),
+    );
+    assert_eq!(json::render(&r, 4242), JSON);
+}
+
+const DOUBLE_FREE: &str = "\
+=================================================================
+==9==ERROR: cusafe: double-free in cudaFree
+0x00000e0000400100 is the 400-byte buffer #3 (freed)
+buffer #3: 400 bytes at [0x00000e0000400100, 0x00000e0000400290), freed; the address is at offset 0 from its start
+  allocated at: unknown (set CUSAFE_OPTIONS=alloc_backtrace=1 to record it)
+HINT: the buffer was already freed: free each allocation exactly once (reset the pointer after cudaFree)
+SUMMARY: cusafe: double-free in cudaFree
+=================================================================
+";
+
+#[test]
+fn host_reports() {
+    let block = table(true).lookup(PTR).unwrap().clone();
+    let r = free_report(
+        "cudaFree",
+        &cusafe_rt::alloc::FreeError::DoubleFree {
+            block: block.clone(),
+        },
+    )
+    .unwrap();
+    assert_eq!(text::render(&r, 9), DOUBLE_FREE);
+    let leak = leak_report(&BlockInfo {
+        freed: false,
+        ..block
+    });
+    let t = text::render(&leak, 9);
+    assert!(t.contains("==9==ERROR: cusafe: leak in cudaMalloc\nthe 400-byte buffer #3 (live) was never freed\n"), "{t}");
+    assert!(
+        t.contains("HINT: cudaFree the buffer when done with it"),
+        "{t}"
+    );
+}
+
+const BACKTRACE: &str = "\
+   0: cusafe_rt::runtime::Runtime::report
+             at ./src/runtime.rs:200:20
+   1: cusafe_rt::hooks::free::cudaFree::{{closure}}
+   2: cudaFree
+             at ./src/hooks/free.rs:40:5
+   3: release
+             at ./examples/double_free.cu:11:3
+   4: main
+             at ./examples/double_free.cu:19:3
+   5: __libc_start_call_main
+             at ./csu/../sysdeps/nptl/libc_start_call_main.h:58:16
+   6: _start
+";
+
+#[test]
+fn call_sites_keep_only_the_program_frames() {
+    let frames = parse(BACKTRACE);
+    assert_eq!(frames.len(), 7);
+    assert_eq!(
+        program_frames(&frames),
+        &[
+            Frame {
+                function: "release".into(),
+                location: Some("./examples/double_free.cu:11:3".into())
+            },
+            Frame {
+                function: "main".into(),
+                location: Some("./examples/double_free.cu:19:3".into())
+            },
+        ]
+    );
+    assert_eq!(
+        render_frames(program_frames(&frames)),
+        "    #0 release at ./examples/double_free.cu:11:3\n    #1 main at ./examples/double_free.cu:19:3\n"
+    );
+    // Without a hook frame (inlined away), everything after the runtime's own frames.
+    let no_hook: String = BACKTRACE.replace("   2: cudaFree\n", "   2: cusafe_rt::x\n");
+    assert_eq!(program_frames(&parse(&no_hook))[0].function, "release");
+    assert_eq!(
+        render_frames(&[]),
+        "    (no frames: build the program with -g for source locations)\n"
+    );
+}
