@@ -7,6 +7,7 @@
 //! fails, one warning says what is lost and the hooks pass everything through.
 
 use std::backtrace::Backtrace;
+use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
@@ -84,13 +85,33 @@ pub(crate) struct Runtime {
     page: Option<(ReportPage, Mutex<PageReader>)>,
     errors: AtomicU64,
     fault_noted: AtomicBool,
+    /// `cudaDeviceReset` destroyed the heap's windows and mappings.
+    reset: AtomicBool,
+    reset_warned: AtomicBool,
+    /// The process that started the runtime (a forked child skips the exit check).
+    pid: u32,
 }
 
 static RUNTIME: OnceLock<Runtime> = OnceLock::new();
 
-/// The runtime, started on first use.
-pub(crate) fn get() -> &'static Runtime {
-    RUNTIME.get_or_init(Runtime::start)
+thread_local! {
+    /// Set while this thread runs the start-up (its CUDA calls must not re-enter it).
+    static STARTING: Cell<bool> = const { Cell::new(false) };
+}
+
+/// The runtime, started on first use; `None` when called back from inside the
+/// start-up on the same thread (the hook then just passes the call through).
+pub(crate) fn get() -> Option<&'static Runtime> {
+    if let Some(rt) = RUNTIME.get() {
+        return Some(rt);
+    }
+    if STARTING.with(Cell::get) {
+        return None;
+    }
+    STARTING.with(|s| s.set(true));
+    let rt = RUNTIME.get_or_init(Runtime::start);
+    STARTING.with(|s| s.set(false));
+    Some(rt)
 }
 
 /// The runtime if it has started (hooks that have nothing to do before: copies, syncs).
@@ -120,6 +141,9 @@ impl Runtime {
             page: None,
             errors: AtomicU64::new(0),
             fault_noted: AtomicBool::new(false),
+            reset: AtomicBool::new(false),
+            reset_warned: AtomicBool::new(false),
+            pid: std::process::id(),
         };
         if let Err(why) = rt.start_cuda() {
             rt.warn(&format!(
@@ -202,15 +226,33 @@ impl Runtime {
         }
     }
 
-    /// The heap, if any.
+    /// The heap, if any (none after `cudaDeviceReset`).
     pub fn heap(&self) -> Option<&Heap> {
-        self.heap.as_ref()
+        self.heap
+            .as_ref()
+            .filter(|_| !self.reset.load(Ordering::Acquire))
+    }
+
+    /// `cudaDeviceReset` is about to destroy every allocation, the windows and the
+    /// runtime page: from now on allocations pass through untagged, and blocks
+    /// allocated before are not leaks.
+    pub fn note_reset(&self) {
+        self.reset.store(true, Ordering::Release);
     }
 
     /// The heap, if it serves the calling thread's current device (allocations on
     /// other devices pass through untagged).
     pub fn heap_here(&self) -> Option<&Heap> {
-        let h = self.heap.as_ref()?;
+        if self.heap.is_some()
+            && self.reset.load(Ordering::Acquire)
+            && !self.reset_warned.swap(true, Ordering::Relaxed)
+        {
+            self.warn(
+                "cudaDeviceReset destroyed cusafe's address windows: allocations from now on \
+                 are untagged (no checks)",
+            );
+        }
+        let h = self.heap()?;
         let mut d = -1;
         // SAFETY: writes one int.
         let e = unsafe { (real().cudaGetDevice)(&mut d) };
@@ -226,7 +268,7 @@ impl Runtime {
 
     /// Runs `f` on the block table (an empty one without a heap).
     fn with_table<R>(&self, f: impl FnOnce(&BlockTable) -> R) -> R {
-        match &self.heap {
+        match self.heap() {
             Some(h) => h.with_table(f),
             None => f(&BlockTable::default()),
         }
@@ -238,8 +280,12 @@ impl Runtime {
     }
 
     fn halt(&self) -> ! {
-        // SAFETY: _exit has no preconditions; reports were written with write(2).
-        unsafe { libc::_exit(self.options.exitcode) }
+        // SAFETY: flushes the program's stdio buffers (its output so far), then ends the
+        // process without running exit handlers; the reports were written already.
+        unsafe {
+            libc::fflush(std::ptr::null_mut());
+            libc::_exit(self.options.exitcode)
+        }
     }
 
     /// Prints a host-side report with the program's call site; in halt mode the
@@ -255,7 +301,7 @@ impl Runtime {
     /// Checks the ranges of a copy or set call. `Err` carries the error code the hook
     /// returns (recover mode) instead of making the call.
     pub fn check_ranges(&self, ranges: &[ApiRange]) -> Result<(), CudaError> {
-        if self.heap.is_none() {
+        if self.heap().is_none() {
             return Ok(());
         }
         for range in ranges {
@@ -269,7 +315,7 @@ impl Runtime {
 
     /// Orders the runtime's pending header writes before a launch on `stream`.
     pub fn before_launch(&self, stream: usize) {
-        if let Some(h) = &self.heap {
+        if let Some(h) = self.heap() {
             let _ctx = h.ctx.enter();
             h.writes.order_before(stream);
         }
@@ -320,9 +366,12 @@ impl Runtime {
     /// The exit check: last poll, leaks, summary; exits with `exitcode` when anything
     /// was reported.
     fn finish(&self) {
+        if std::process::id() != self.pid {
+            return;
+        }
         self.poll(SUCCESS);
         let mut leaked = 0;
-        if let (true, Some(h)) = (self.options.detect_leaks, &self.heap) {
+        if let (true, Some(h)) = (self.options.detect_leaks, self.heap()) {
             let live = h.live_blocks();
             for b in live.iter().take(LEAKS_SHOWN) {
                 self.sink.emit(&leak_report(b));
@@ -340,7 +389,7 @@ impl Runtime {
             }
             leaked = live.len();
         }
-        if let (true, Some(h)) = (self.options.verbosity >= 1, &self.heap) {
+        if let (true, Some(h)) = (self.options.verbosity >= 1, self.heap()) {
             self.sink
                 .message(&format!("cusafe: exit statistics: {:?}\n", h.stats()));
         }

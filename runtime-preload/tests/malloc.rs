@@ -123,3 +123,51 @@ fn verbosity_2_traces_allocations() {
         ],
     );
 }
+
+#[test]
+fn after_cuda_device_reset_allocations_are_untagged_and_nothing_leaks() {
+    let r = run(&["reset"], "");
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stdout.starts_with("before=7 after="), "{r:?}");
+    let after: u32 = r.stdout.trim().rsplit('=').next().unwrap().parse().unwrap();
+    assert!(!(1..=35).contains(&after), "{r:?}");
+    assert_eq!(
+        r.stderr
+            .matches("cusafe: warning: cudaDeviceReset destroyed")
+            .count(),
+        1,
+        "{r:?}"
+    );
+    assert!(!r.stderr.contains("leak"), "{r:?}");
+}
+
+#[test]
+fn alloc_bench_prints_one_parseable_line() {
+    for preload in [false, true] {
+        let r = run_cxx("tests/gpu/alloc_bench.cu", preload);
+        assert_eq!((r.code, r.stderr.as_str()), (0, ""), "{r:?}");
+        let line = r.stdout.strip_suffix('\n').unwrap();
+        assert!(!line.contains('\n'), "{r:?}");
+        let fields: Vec<(&str, &str)> = line
+            .strip_prefix("alloc_bench ")
+            .unwrap()
+            .split(' ')
+            .map(|kv| kv.split_once('=').unwrap())
+            .collect();
+        let keys: Vec<&str> = fields.iter().map(|f| f.0).collect();
+        assert_eq!(
+            keys,
+            [
+                "iterations",
+                "sizes",
+                "median_us",
+                "p10_us",
+                "p90_us",
+                "max_us",
+                "small_median_us"
+            ]
+        );
+        assert_eq!(fields[0].1, "2000");
+        assert!(fields[2].1.parse::<f64>().unwrap() > 0.0);
+    }
+}

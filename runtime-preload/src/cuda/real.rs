@@ -17,8 +17,8 @@ pub const SUCCESS: CudaError = 0;
 pub const INVALID_VALUE: CudaError = 1;
 /// `cudaErrorMemoryAllocation`.
 pub const MEMORY_ALLOCATION: CudaError = 2;
-/// `cudaHostAllocMapped`.
-pub const HOST_ALLOC_MAPPED: c_uint = 2;
+/// `cudaHostRegisterMapped`.
+pub const HOST_REGISTER_MAPPED: c_uint = 2;
 /// `cudaStream_t` (the same handle as the driver's `CUstream`).
 pub type Stream = *mut c_void;
 /// `cudaEvent_t`.
@@ -125,12 +125,13 @@ real_table! {
     cudaMemset2D: fn(*mut c_void, usize, c_int, usize, usize);
     cudaLaunchKernel: fn(*const c_void, Dim3, Dim3, *mut *mut c_void, usize, Stream);
     cudaDeviceSynchronize: fn();
+    cudaDeviceReset: fn();
     cudaStreamSynchronize: fn(Stream);
     cudaEventSynchronize: fn(Event);
     cudaGetLastError: fn();
     cudaPeekAtLastError: fn();
     cudaGetDevice: fn(*mut c_int);
-    cudaHostAlloc: fn(*mut *mut c_void, usize, c_uint);
+    cudaHostRegister: fn(*mut c_void, usize, c_uint);
     cudaHostGetDevicePointer: fn(*mut *mut c_void, *mut c_void, c_uint);
 }
 

@@ -1,6 +1,10 @@
 //! Start-up of the device-visible state: the report page (pinned, host-mapped memory
 //! that device code writes records into) and the runtime page at the fixed address
 //! `RTPAGE_ADDR` (window 36) that tells device code where the report page is.
+//!
+//! The report page is the runtime's own `mmap`, registered with `cudaHostRegister`
+//! rather than allocated by CUDA, so the host can still read it after
+//! `cudaDeviceReset` (which frees every CUDA host allocation).
 
 use std::ffi::c_void;
 
@@ -9,10 +13,13 @@ use cusafe_format::pointer::WINDOW_SIZE;
 use cusafe_format::report::PAGE_BYTES;
 use cusafe_format::rtpage::{contents, RTPAGE_ADDR, RTPAGE_BYTES};
 
-use super::real::{real, HOST_ALLOC_MAPPED, SUCCESS};
+use super::real::{real, HOST_REGISTER_MAPPED, SUCCESS};
 use super::vmm::VmmBackend;
-use crate::alloc::Backend;
+use crate::alloc::{Backend, BackendError};
 use crate::report::page::init_page;
+
+/// Bytes mapped for the report page (whole host pages).
+const MAPPED_BYTES: usize = PAGE_BYTES.next_multiple_of(4096);
 
 /// The report page.
 #[derive(Debug)]
@@ -22,8 +29,8 @@ pub struct ReportPage {
     pub device: u64,
 }
 
-// SAFETY: the page is pinned memory that lives for the whole process; it is only read
-// (with volatile loads) after initialisation.
+// SAFETY: the page is memory that lives for the whole process; it is only read (with
+// volatile loads) after initialisation.
 unsafe impl Send for ReportPage {}
 // SAFETY: as above.
 unsafe impl Sync for ReportPage {}
@@ -35,19 +42,34 @@ impl ReportPage {
     }
 }
 
-/// Allocates and initialises the report page.
+/// Maps, initialises and registers the report page.
 pub fn alloc_report_page() -> Result<ReportPage, String> {
     let r = real();
-    let mut host: *mut c_void = std::ptr::null_mut();
+    // SAFETY: a fresh private anonymous mapping, never unmapped after success.
+    let host = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            MAPPED_BYTES,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        )
+    };
+    if host == libc::MAP_FAILED {
+        return Err("mmap of the report page failed".into());
+    }
+    // SAFETY: `host` points to MAPPED_BYTES >= PAGE_BYTES bytes we own.
+    init_page(unsafe { std::slice::from_raw_parts_mut(host.cast::<u8>(), PAGE_BYTES) });
     // SAFETY: the real runtime functions, called as documented.
-    let e = unsafe { (r.cudaHostAlloc)(&mut host, PAGE_BYTES, HOST_ALLOC_MAPPED) };
-    if e != SUCCESS || host.is_null() {
+    let e = unsafe { (r.cudaHostRegister)(host, MAPPED_BYTES, HOST_REGISTER_MAPPED) };
+    if e != SUCCESS {
+        // SAFETY: unmaps the mapping made above.
+        unsafe { libc::munmap(host, MAPPED_BYTES) };
         return Err(format!(
-            "cudaHostAlloc of the report page failed (error {e})"
+            "cudaHostRegister of the report page failed (error {e})"
         ));
     }
-    // SAFETY: `host` points to PAGE_BYTES bytes we own.
-    init_page(unsafe { std::slice::from_raw_parts_mut(host.cast::<u8>(), PAGE_BYTES) });
     let mut device: *mut c_void = std::ptr::null_mut();
     // SAFETY: as above.
     let e = unsafe { (r.cudaHostGetDevicePointer)(&mut device, host, 0) };
@@ -63,14 +85,14 @@ pub fn alloc_report_page() -> Result<ReportPage, String> {
 }
 
 /// Reserves window 36, maps one granule at `RTPAGE_ADDR` and writes the report page's
-/// device address, the option `flags` and the magic into it; the rest of the granule
-/// is zeroed (room for more device state, e.g. stack epochs).
+/// device address, the option `flags`, the magic and a zero claim counter into it; the
+/// rest of the granule is zeroed (room for more device state, e.g. stack epochs).
 pub fn install_runtime_page(
     backend: &mut VmmBackend,
     report_page: u64,
     flags: u32,
 ) -> Result<(), String> {
-    let step = |e: crate::alloc::BackendError| format!("runtime page: {e}");
+    let step = |e: BackendError| format!("runtime page: {e}");
     backend.reserve(RTPAGE_ADDR, WINDOW_SIZE).map_err(step)?;
     let h = backend.create(GRANULE).map_err(step)?;
     backend.map(RTPAGE_ADDR, GRANULE, h).map_err(step)?;

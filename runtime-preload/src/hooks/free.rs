@@ -7,6 +7,7 @@ use std::ffi::c_void;
 
 use cusafe_format::pointer::{is_cusafe, is_poisoned};
 
+use super::polled;
 use crate::alloc::FreeError;
 use crate::cuda::real::{real, CudaError, INVALID_VALUE, SUCCESS};
 use crate::report::host::free_report;
@@ -15,11 +16,12 @@ use crate::runtime;
 /// Hook of `cudaFree`.
 #[no_mangle]
 pub unsafe extern "C" fn cudaFree(dev_ptr: *mut c_void) -> CudaError {
-    let rt = runtime::get();
     let p = dev_ptr as u64;
-    let heap = match rt.heap() {
-        Some(h) if is_cusafe(p) || is_poisoned(p) => h,
-        _ => return rt.after_call(unsafe { (real().cudaFree)(dev_ptr) }),
+    let mine = runtime::get()
+        .and_then(|rt| Some((rt, rt.heap()?)))
+        .filter(|_| is_cusafe(p) || is_poisoned(p));
+    let Some((rt, heap)) = mine else {
+        return polled(unsafe { (real().cudaFree)(dev_ptr) });
     };
     let e = unsafe { (real().cudaDeviceSynchronize)() };
     if e != SUCCESS {

@@ -4,6 +4,7 @@
 
 use std::ffi::c_void;
 
+use super::polled;
 use crate::cuda::real::{real, CudaError, Dim3, Stream};
 use crate::runtime;
 
@@ -17,8 +18,8 @@ pub unsafe extern "C" fn cudaLaunchKernel(
     shared_mem: usize,
     stream: Stream,
 ) -> CudaError {
-    let rt = runtime::get();
-    rt.before_launch(stream as usize);
-    let e = unsafe { (real().cudaLaunchKernel)(func, grid, block, args, shared_mem, stream) };
-    rt.after_call(e)
+    if let Some(rt) = runtime::get() {
+        rt.before_launch(stream as usize);
+    }
+    polled(unsafe { (real().cudaLaunchKernel)(func, grid, block, args, shared_mem, stream) })
 }

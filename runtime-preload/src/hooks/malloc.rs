@@ -7,6 +7,7 @@
 
 use std::ffi::c_void;
 
+use super::polled;
 use crate::alloc::AllocError;
 use crate::cuda::real::{
     is_device_fault, real, CudaError, Extent, PitchedPtr, MEMORY_ALLOCATION, SUCCESS,
@@ -42,18 +43,24 @@ fn tagged(
     }
 }
 
+/// The runtime and its heap, when tagged allocation serves the calling thread.
+fn here() -> Option<(&'static Runtime, &'static Heap)> {
+    let rt = runtime::get()?;
+    Some((rt, rt.heap_here()?))
+}
+
 /// Hook of `cudaMalloc`.
 #[no_mangle]
 pub unsafe extern "C" fn cudaMalloc(dev_ptr: *mut *mut c_void, size: usize) -> CudaError {
-    let rt = runtime::get();
-    let heap = rt.heap_here().filter(|_| !dev_ptr.is_null() && size > 0);
-    let done = heap.and_then(|h| {
-        // SAFETY: dev_ptr is non-null; the caller passes a writable pointer.
-        tagged(rt, h, "cudaMalloc", size as u64, |p| unsafe {
-            *dev_ptr = p as *mut c_void
-        })
-    });
-    done.unwrap_or_else(|| rt.after_call(unsafe { (real().cudaMalloc)(dev_ptr, size) }))
+    let done = here()
+        .filter(|_| !dev_ptr.is_null() && size > 0)
+        .and_then(|(rt, h)| {
+            // SAFETY: dev_ptr is non-null; the caller passes a writable pointer.
+            tagged(rt, h, "cudaMalloc", size as u64, |p| unsafe {
+                *dev_ptr = p as *mut c_void
+            })
+        });
+    done.unwrap_or_else(|| polled(unsafe { (real().cudaMalloc)(dev_ptr, size) }))
 }
 
 /// Hook of `cudaMallocPitch`.
@@ -64,11 +71,8 @@ pub unsafe extern "C" fn cudaMallocPitch(
     width: usize,
     height: usize,
 ) -> CudaError {
-    let rt = runtime::get();
-    let heap = rt
-        .heap_here()
-        .filter(|_| !dev_ptr.is_null() && !pitch.is_null() && width > 0 && height > 0);
-    let done = heap.and_then(|h| {
+    let ok = !dev_ptr.is_null() && !pitch.is_null() && width > 0 && height > 0;
+    let done = here().filter(|_| ok).and_then(|(rt, h)| {
         let p = (width as u64).next_multiple_of(h.pitch_align);
         let size = p.checked_mul(height as u64)?;
         tagged(rt, h, "cudaMallocPitch", size, |ptr| {
@@ -80,18 +84,15 @@ pub unsafe extern "C" fn cudaMallocPitch(
         })
     });
     done.unwrap_or_else(|| {
-        rt.after_call(unsafe { (real().cudaMallocPitch)(dev_ptr, pitch, width, height) })
+        polled(unsafe { (real().cudaMallocPitch)(dev_ptr, pitch, width, height) })
     })
 }
 
 /// Hook of `cudaMalloc3D`.
 #[no_mangle]
 pub unsafe extern "C" fn cudaMalloc3D(pitched: *mut PitchedPtr, extent: Extent) -> CudaError {
-    let rt = runtime::get();
-    let heap = rt.heap_here().filter(|_| {
-        !pitched.is_null() && extent.width > 0 && extent.height > 0 && extent.depth > 0
-    });
-    let done = heap.and_then(|h| {
+    let ok = !pitched.is_null() && extent.width > 0 && extent.height > 0 && extent.depth > 0;
+    let done = here().filter(|_| ok).and_then(|(rt, h)| {
         let p = (extent.width as u64).next_multiple_of(h.pitch_align);
         let size = p
             .checked_mul(extent.height as u64)?
@@ -108,5 +109,5 @@ pub unsafe extern "C" fn cudaMalloc3D(pitched: *mut PitchedPtr, extent: Extent) 
             }
         })
     });
-    done.unwrap_or_else(|| rt.after_call(unsafe { (real().cudaMalloc3D)(pitched, extent) }))
+    done.unwrap_or_else(|| polled(unsafe { (real().cudaMalloc3D)(pitched, extent) }))
 }

@@ -9,6 +9,7 @@ mod launch;
 mod malloc;
 mod memcpy;
 mod memset;
+mod reset;
 mod sync;
 
 use crate::check::ApiRange;

@@ -159,6 +159,26 @@ fn run_program(
     }
 }
 
+/// Builds a C++ program from `runtime-preload/SRC` against the fake libcudart and
+/// runs it with the runtime preloaded (`preload`) or not.
+pub fn run_cxx(src: &str, preload: bool) -> Run {
+    let f = fixtures();
+    let exe = f.dir.join(Path::new(src).file_stem().unwrap());
+    let include = manifest().join("../.toolchain/cuda/include");
+    let status = Command::new("c++")
+        .args(["-x", "c++", "-O1", "-o"])
+        .arg(&exe)
+        .arg(manifest().join(src))
+        .arg(format!("-I{}", include.display()))
+        .arg(format!("-L{}", f.dir.display()))
+        .arg("-lcudart")
+        .arg(format!("-Wl,-rpath,{}", f.dir.display()))
+        .status()
+        .expect("running c++");
+    assert!(status.success(), "building {src}");
+    run_program(&exe, preload, &[], "", &[])
+}
+
 /// Runs `scenario ARGS` with the runtime preloaded.
 pub fn run(args: &[&str], options: &str) -> Run {
     run_env(args, options, &[])
