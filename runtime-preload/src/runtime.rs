@@ -90,6 +90,10 @@ pub(crate) struct Runtime {
     reset_warned: AtomicBool,
     /// The process that started the runtime (a forked child skips the exit check).
     pid: u32,
+    /// Kernels launched through the hook so far.
+    launches: AtomicU64,
+    /// `launches` as of the last device-wide synchronisation that succeeded.
+    synced: AtomicU64,
 }
 
 static RUNTIME: OnceLock<Runtime> = OnceLock::new();
@@ -144,6 +148,8 @@ impl Runtime {
             reset: AtomicBool::new(false),
             reset_warned: AtomicBool::new(false),
             pid: std::process::id(),
+            launches: AtomicU64::new(0),
+            synced: AtomicU64::new(0),
         };
         if let Err(why) = rt.start_cuda() {
             rt.warn(&format!(
@@ -315,10 +321,29 @@ impl Runtime {
 
     /// Orders the runtime's pending header writes before a launch on `stream`.
     pub fn before_launch(&self, stream: usize) {
+        self.launches.fetch_add(1, Ordering::AcqRel);
         if let Some(h) = self.heap() {
             let _ctx = h.ctx.enter();
             h.writes.order_before(stream);
         }
+    }
+
+    /// Waits for the device with the real `cudaDeviceSynchronize` and notes that every
+    /// launch so far has finished.
+    pub fn device_sync(&self) -> CudaError {
+        let seen = self.launches.load(Ordering::Acquire);
+        // SAFETY: the real runtime function.
+        let e = unsafe { (real().cudaDeviceSynchronize)() };
+        if e == SUCCESS {
+            self.synced.fetch_max(seen, Ordering::AcqRel);
+        }
+        e
+    }
+
+    /// Whether a kernel was launched through the hook since the last device-wide
+    /// synchronisation (and might still be using memory).
+    pub fn launched_since_sync(&self) -> bool {
+        self.launches.load(Ordering::Acquire) != self.synced.load(Ordering::Acquire)
     }
 
     /// Polls the report page after a call that returned `err`; returns `err`.

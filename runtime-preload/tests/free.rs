@@ -120,3 +120,16 @@ fn free_errors_become_reports() {
     assert_eq!(a.backend().read_u64(base), Some(0));
     assert!(a.table().lookup(b.ptr).unwrap().freed);
 }
+
+#[test]
+fn free_waits_for_the_device_only_after_a_launch() {
+    let log = scratch("free_sync.log");
+    let r = run_env(
+        &["free_sync"],
+        "",
+        &[("FAKE_CUDA_LOG", log.to_str().unwrap())],
+    );
+    assert_eq!((r.code, r.stderr.as_str()), (0, ""), "{r:?}");
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(text.matches("cudaDeviceSynchronize").count(), 1, "{text}");
+}

@@ -137,7 +137,11 @@ impl Backend for VmmBackend {
         Ok(())
     }
 
+    /// Waits for the device first: no kernel, copy or fill of ours may still touch
+    /// the range when it goes.
     fn unmap(&mut self, va: u64, bytes: u64) -> Result<(), BackendError> {
+        // SAFETY: waits for the current context's work.
+        check("cuCtxSynchronize", unsafe { cu::cuCtxSynchronize() })?;
         // SAFETY: `va..va+bytes` is exactly one earlier mapping.
         check("cuMemUnmap", unsafe { cu::cuMemUnmap(va, bytes as usize) })
     }

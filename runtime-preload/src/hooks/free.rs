@@ -1,7 +1,9 @@
 //! `cudaFree`: cusafe pointers (and poisoned ones) go to the tagged allocator, which
 //! refuses double and invalid frees with a report; everything else goes to the real
-//! `cudaFree`. Like the real one, it first waits for the device, so a kernel still
-//! using the buffer finishes before its header is zeroed and its memory unmapped.
+//! `cudaFree`. Like the real one, it waits for the device when a kernel was launched
+//! since the last device-wide sync, so a kernel still using the buffer finishes before
+//! its header is zeroed; unmapping (retired slabs, large blocks) always waits (in the
+//! VMM backend).
 
 use std::ffi::c_void;
 
@@ -23,9 +25,11 @@ pub unsafe extern "C" fn cudaFree(dev_ptr: *mut c_void) -> CudaError {
     let Some((rt, heap)) = mine else {
         return polled(unsafe { (real().cudaFree)(dev_ptr) });
     };
-    let e = unsafe { (real().cudaDeviceSynchronize)() };
-    if e != SUCCESS {
-        return rt.after_call(e);
+    if rt.launched_since_sync() {
+        let e = rt.device_sync();
+        if e != SUCCESS {
+            return rt.after_call(e);
+        }
     }
     match heap.free(p, rt.site()) {
         Ok(b) => {

@@ -4,11 +4,16 @@
 
 use super::polled;
 use crate::cuda::real::{real, CudaError, Event, Stream};
+use crate::runtime;
 
-/// Hook of `cudaDeviceSynchronize`.
+/// Hook of `cudaDeviceSynchronize` (also lets `cudaFree` skip its own wait until the
+/// next launch).
 #[no_mangle]
 pub unsafe extern "C" fn cudaDeviceSynchronize() -> CudaError {
-    polled(unsafe { (real().cudaDeviceSynchronize)() })
+    match runtime::initialized() {
+        Some(rt) => rt.after_call(rt.device_sync()),
+        None => unsafe { (real().cudaDeviceSynchronize)() },
+    }
 }
 
 /// Hook of `cudaStreamSynchronize`.
