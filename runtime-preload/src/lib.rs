@@ -15,6 +15,8 @@
 //! The CUDA side (driver VMM backend, hooks, global state) is private; `docs/runtime.md`
 //! describes how it fits together.
 
+#![warn(missing_docs)]
+
 pub mod alloc;
 pub mod check;
 pub mod options;

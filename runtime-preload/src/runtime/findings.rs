@@ -1,0 +1,143 @@
+//! Findings: the report page polled after hooked calls, host reports, the halt, and
+//! the exit check (last poll, leaks, summary, exit status).
+
+use std::backtrace::Backtrace;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use super::{initialized, Runtime, LEAKS_SHOWN};
+use crate::check::{check_range, ApiRange};
+use crate::cuda::real::{is_device_fault, CudaError, DEVICE_FAULTS, INVALID_VALUE, SUCCESS};
+use crate::report::host::leak_report;
+use crate::report::refine::refine;
+use crate::report::text::leak_summary;
+use crate::report::Report;
+
+/// Registered with `atexit` at start-up.
+pub(super) extern "C" fn at_exit() {
+    if let Some(rt) = initialized() {
+        rt.finish();
+    }
+}
+
+impl Runtime {
+    /// Writes a report and counts it.
+    fn emit(&self, r: &Report) {
+        self.sink.emit(r);
+        self.errors.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Ends the process with `exitcode`.
+    fn halt(&self) -> ! {
+        // SAFETY: flushes the program's stdio buffers (its output so far), then ends the
+        // process without running exit handlers; the reports were written already.
+        unsafe {
+            libc::fflush(std::ptr::null_mut());
+            libc::_exit(self.options.exitcode)
+        }
+    }
+
+    /// Prints a host-side report with the program's call site; in halt mode the
+    /// process ends here.
+    pub fn report(&self, mut r: Report) {
+        r.call_site = Some(Arc::new(Backtrace::force_capture()));
+        self.emit(&r);
+        if self.options.halt_on_error {
+            self.halt();
+        }
+    }
+
+    /// Checks the ranges of a copy or set call. `Err` carries the error code the hook
+    /// returns (recover mode) instead of making the call.
+    pub fn check_ranges(&self, ranges: &[ApiRange]) -> Result<(), CudaError> {
+        if self.heap().is_none() {
+            return Ok(());
+        }
+        for range in ranges {
+            if let Some(r) = self.with_table(|t| check_range(range, t)) {
+                self.report(r);
+                return Err(INVALID_VALUE);
+            }
+        }
+        Ok(())
+    }
+
+    /// Polls the report page after a call that returned `err`; returns `err`.
+    pub fn after_call(&self, err: CudaError) -> CudaError {
+        self.poll(err);
+        err
+    }
+
+    /// Reports new device findings; notes a device fault that came without one; halts
+    /// after findings in halt mode.
+    fn poll(&self, err: CudaError) {
+        let Some((page, reader)) = &self.page else {
+            return;
+        };
+        let (records, saw_any, newly_full) = {
+            let mut rd = reader.lock().unwrap_or_else(|e| e.into_inner());
+            let was_full = rd.is_full();
+            // SAFETY: the page is PAGE_BYTES of pinned memory for the whole process.
+            let records = unsafe { rd.poll(page.host()) };
+            (records, rd.saw_any(), rd.is_full() && !was_full)
+        };
+        for rec in &records {
+            let r = self.with_table(|t| refine(rec, t));
+            self.emit(&r);
+        }
+        if newly_full {
+            self.sink.message(
+                "cusafe: the report page is full (64 findings): later device findings are dropped\n",
+            );
+        }
+        if is_device_fault(err) && !saw_any && !self.fault_noted.swap(true, Ordering::Relaxed) {
+            let name = DEVICE_FAULTS
+                .iter()
+                .find(|&&(c, _)| c == err)
+                .map_or("", |&(_, n)| n);
+            self.sink.message(&format!(
+                "cusafe: note: CUDA error {err} ({name}) came without a cusafe finding: the \
+                 fault is in uninstrumented code, or an access reached unmapped memory (e.g. a \
+                 buffer freed long ago)\n"
+            ));
+        }
+        if !records.is_empty() && self.options.halt_on_error {
+            self.halt();
+        }
+    }
+
+    /// The exit check: last poll, leaks, summary; exits with `exitcode` when anything
+    /// was reported.
+    fn finish(&self) {
+        if std::process::id() != self.pid {
+            return;
+        }
+        self.poll(SUCCESS);
+        let mut leaked = 0;
+        if let (true, Some(h)) = (self.options.detect_leaks, self.heap()) {
+            let live = h.live_blocks();
+            for b in live.iter().take(LEAKS_SHOWN) {
+                self.sink.emit(&leak_report(b));
+            }
+            if live.len() > LEAKS_SHOWN {
+                self.sink.message(&format!(
+                    "cusafe: ... and {} more leaked blocks\n",
+                    live.len() - LEAKS_SHOWN
+                ));
+            }
+            if !live.is_empty() {
+                let bytes = live.iter().map(|b| b.size).sum();
+                self.sink
+                    .message(&leak_summary(self.sink.pid(), live.len(), bytes));
+            }
+            leaked = live.len();
+        }
+        if let (true, Some(h)) = (self.options.verbosity >= 1, self.heap()) {
+            self.sink
+                .message(&format!("cusafe: exit statistics: {:?}\n", h.stats()));
+        }
+        if self.errors.load(Ordering::Relaxed) > 0 || leaked > 0 {
+            self.halt();
+        }
+    }
+}

@@ -1,0 +1,206 @@
+//! The process-wide runtime: started by the first hooked call that needs it (never by
+//! a library constructor), then shared by all hooks.
+//!
+//! * `start`: the start-up sequence and its fallbacks.
+//! * `findings`: polling the report page, host reports, halting, the exit check.
+
+use std::backtrace::Backtrace;
+use std::cell::Cell;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+
+use crate::alloc::{AllocError, Allocator, BlockInfo, BlockTable, FreeError, Stats};
+use crate::cuda::driver::Context;
+use crate::cuda::ordering::HeaderStream;
+use crate::cuda::real::{real, CudaError, SUCCESS};
+use crate::cuda::rtpage::ReportPage;
+use crate::cuda::vmm::VmmBackend;
+use crate::options::Options;
+use crate::report::page::PageReader;
+use crate::report::sink::Sink;
+
+mod findings;
+mod start;
+
+/// Pitch alignment of `cudaMallocPitch`/`cudaMalloc3D` rows at least (what the real
+/// runtime returns on current GPUs).
+const MIN_PITCH_ALIGN: u64 = 512;
+/// Leaked blocks listed one by one at exit (the summary counts all).
+const LEAKS_SHOWN: usize = 64;
+
+/// Tagged allocation on the device the runtime started on.
+pub(crate) struct Heap {
+    device: i32,
+    ctx: Context,
+    /// Row alignment for pitched allocations.
+    pub pitch_align: u64,
+    writes: Arc<HeaderStream>,
+    alloc: Mutex<Allocator<VmmBackend>>,
+}
+
+impl Heap {
+    fn lock(&self) -> MutexGuard<'_, Allocator<VmmBackend>> {
+        self.alloc.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Allocates a tagged block.
+    pub fn alloc(&self, size: u64, site: Option<Arc<Backtrace>>) -> Result<BlockInfo, AllocError> {
+        let _ctx = self.ctx.enter();
+        self.lock().alloc(size, site)
+    }
+
+    /// Frees a tagged block (the caller waited for kernels that may use it).
+    pub fn free(&self, ptr: u64, site: Option<Arc<Backtrace>>) -> Result<BlockInfo, FreeError> {
+        let _ctx = self.ctx.enter();
+        self.lock().free(ptr, site)
+    }
+
+    /// Runs `f` on the block table.
+    fn with_table<R>(&self, f: impl FnOnce(&BlockTable) -> R) -> R {
+        f(self.lock().table())
+    }
+
+    fn live_blocks(&self) -> Vec<BlockInfo> {
+        self.lock().live_blocks()
+    }
+
+    fn stats(&self) -> Stats {
+        self.lock().stats()
+    }
+}
+
+/// The runtime.
+pub(crate) struct Runtime {
+    /// The parsed `CUSAFE_OPTIONS`.
+    pub options: Options,
+    sink: Sink,
+    heap: Option<Heap>,
+    page: Option<(ReportPage, Mutex<PageReader>)>,
+    errors: AtomicU64,
+    fault_noted: AtomicBool,
+    /// `cudaDeviceReset` destroyed the heap's windows and mappings.
+    reset: AtomicBool,
+    reset_warned: AtomicBool,
+    /// The process that started the runtime (a forked child skips the exit check).
+    pid: u32,
+    /// Kernels launched through the hook so far.
+    launches: AtomicU64,
+    /// `launches` as of the last device-wide synchronisation that succeeded.
+    synced: AtomicU64,
+}
+
+static RUNTIME: OnceLock<Runtime> = OnceLock::new();
+
+thread_local! {
+    /// Set while this thread runs the start-up (its CUDA calls must not re-enter it).
+    static STARTING: Cell<bool> = const { Cell::new(false) };
+}
+
+/// The runtime, started on first use; `None` when called back from inside the
+/// start-up on the same thread (the hook then just passes the call through).
+pub(crate) fn get() -> Option<&'static Runtime> {
+    if let Some(rt) = RUNTIME.get() {
+        return Some(rt);
+    }
+    if STARTING.with(Cell::get) {
+        return None;
+    }
+    STARTING.with(|s| s.set(true));
+    let rt = RUNTIME.get_or_init(Runtime::start);
+    STARTING.with(|s| s.set(false));
+    Some(rt)
+}
+
+/// The runtime if it has started (hooks that have nothing to do before: copies, syncs).
+pub(crate) fn initialized() -> Option<&'static Runtime> {
+    RUNTIME.get()
+}
+
+impl Runtime {
+    /// Prints a warning line.
+    pub fn warn(&self, msg: &str) {
+        self.sink.message(&format!("cusafe: warning: {msg}\n"));
+    }
+
+    /// Prints `msg()` when the verbosity is at least `level`.
+    pub fn trace(&self, level: u32, msg: impl FnOnce() -> String) {
+        if self.options.verbosity >= level {
+            self.sink.message(&format!("cusafe: {}\n", msg()));
+        }
+    }
+
+    /// The heap, if any (none after `cudaDeviceReset`).
+    pub fn heap(&self) -> Option<&Heap> {
+        self.heap
+            .as_ref()
+            .filter(|_| !self.reset.load(Ordering::Acquire))
+    }
+
+    /// `cudaDeviceReset` is about to destroy every allocation, the windows and the
+    /// runtime page: from now on allocations pass through untagged, and blocks
+    /// allocated before are not leaks.
+    pub fn note_reset(&self) {
+        self.reset.store(true, Ordering::Release);
+    }
+
+    /// The heap, if it serves the calling thread's current device (allocations on
+    /// other devices pass through untagged).
+    pub fn heap_here(&self) -> Option<&Heap> {
+        if self.heap.is_some()
+            && self.reset.load(Ordering::Acquire)
+            && !self.reset_warned.swap(true, Ordering::Relaxed)
+        {
+            self.warn(
+                "cudaDeviceReset destroyed cusafe's address windows: allocations from now on \
+                 are untagged (no checks)",
+            );
+        }
+        let h = self.heap()?;
+        let mut d = -1;
+        // SAFETY: writes one int.
+        let e = unsafe { (real().cudaGetDevice)(&mut d) };
+        (e == SUCCESS && d == h.device).then_some(h)
+    }
+
+    /// A backtrace of the caller when `alloc_backtrace=1`.
+    pub fn site(&self) -> Option<Arc<Backtrace>> {
+        self.options
+            .alloc_backtrace
+            .then(|| Arc::new(Backtrace::force_capture()))
+    }
+
+    /// Runs `f` on the block table (an empty one without a heap).
+    fn with_table<R>(&self, f: impl FnOnce(&BlockTable) -> R) -> R {
+        match self.heap() {
+            Some(h) => h.with_table(f),
+            None => f(&BlockTable::default()),
+        }
+    }
+
+    /// Orders the runtime's pending header writes before a launch on `stream`.
+    pub fn before_launch(&self, stream: usize) {
+        self.launches.fetch_add(1, Ordering::AcqRel);
+        if let Some(h) = self.heap() {
+            let _ctx = h.ctx.enter();
+            h.writes.order_before(stream);
+        }
+    }
+
+    /// Waits for the device with the real `cudaDeviceSynchronize` and notes that every
+    /// launch so far has finished.
+    pub fn device_sync(&self) -> CudaError {
+        let seen = self.launches.load(Ordering::Acquire);
+        // SAFETY: the real runtime function.
+        let e = unsafe { (real().cudaDeviceSynchronize)() };
+        if e == SUCCESS {
+            self.synced.fetch_max(seen, Ordering::AcqRel);
+        }
+        e
+    }
+
+    /// Whether a kernel was launched through the hook since the last device-wide
+    /// synchronisation (and might still be using memory).
+    pub fn launched_since_sync(&self) -> bool {
+        self.launches.load(Ordering::Acquire) != self.synced.load(Ordering::Acquire)
+    }
+}

@@ -1,0 +1,116 @@
+//! Start-up, run once by the first hooked call that needs the runtime: options and
+//! output files; the real `cudaFree(0)` (creates the context, as cudart users do); the
+//! private write stream; the VMM backend; the report page and the runtime page; the 35
+//! tag windows; the exit handler. When a CUDA step fails, one warning says what is
+//! lost and the hooks pass everything through.
+
+use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::sync::{Arc, Mutex};
+
+use cudarc::driver::sys as cu;
+
+use super::findings::at_exit;
+use super::{Heap, Runtime, MIN_PITCH_ALIGN};
+use crate::alloc::{Allocator, BackendError};
+use crate::cuda::driver::{attribute, driver_present, Context};
+use crate::cuda::ordering::HeaderStream;
+use crate::cuda::real::{real, SUCCESS};
+use crate::cuda::rtpage::{alloc_report_page, install_runtime_page};
+use crate::cuda::vmm::VmmBackend;
+use crate::options::Options;
+use crate::report::page::PageReader;
+use crate::report::sink::Sink;
+use crate::rng::Rng;
+
+fn fatal(msg: &str) -> ! {
+    eprintln!("cusafe: error: {msg}");
+    std::process::exit(1)
+}
+
+impl Runtime {
+    /// Builds the runtime (the `OnceLock` initialiser).
+    pub(super) fn start() -> Runtime {
+        let options = Options::from_env().unwrap_or_else(|e| fatal(&e.to_string()));
+        let sink = Sink::open(&options, std::process::id()).unwrap_or_else(|e| fatal(&e));
+        let mut rt = Runtime {
+            options,
+            sink,
+            heap: None,
+            page: None,
+            errors: AtomicU64::new(0),
+            fault_noted: AtomicBool::new(false),
+            reset: AtomicBool::new(false),
+            reset_warned: AtomicBool::new(false),
+            pid: std::process::id(),
+            launches: AtomicU64::new(0),
+            synced: AtomicU64::new(0),
+        };
+        if let Err(why) = rt.start_cuda() {
+            rt.warn(&format!(
+                "{why}. cusafe is OFF in this process: cudaMalloc returns untagged memory, so \
+                 there are no bounds or use-after-free checks on device memory and no checks \
+                 of cudaFree/cudaMemcpy/cudaMemset arguments"
+            ));
+        }
+        // SAFETY: registers a plain function; it runs before cudart's own exit handlers,
+        // which cudart registered when it initialised (earlier).
+        unsafe { libc::atexit(at_exit) };
+        rt
+    }
+
+    fn start_cuda(&mut self) -> Result<(), String> {
+        // SAFETY: the real cudaFree(NULL) only initialises the runtime and its context.
+        let e = unsafe { (real().cudaFree)(std::ptr::null_mut()) };
+        if e != SUCCESS {
+            return Err(format!("the CUDA runtime failed to initialise (error {e})"));
+        }
+        if !driver_present() {
+            return Err("the CUDA driver library (libcuda.so.1) cannot be loaded".into());
+        }
+        let s = |e: BackendError| e.to_string();
+        let ctx = Context::current().map_err(s)?;
+        let device = Context::device().map_err(s)?;
+        let writes = Arc::new(HeaderStream::new().map_err(s)?);
+        let mut backend = VmmBackend::new(device, writes.clone()).map_err(s)?;
+        match alloc_report_page() {
+            Ok(p) => {
+                match install_runtime_page(&mut backend, p.device, self.options.device_flags()) {
+                    Ok(()) => self.page = Some((p, Mutex::new(PageReader::new()))),
+                    Err(why) => self.warn_no_reports(&why),
+                }
+            }
+            Err(why) => self.warn_no_reports(&why),
+        }
+        let pitch = attribute(
+            device,
+            cu::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT,
+        )
+        .map(|a| a.max(0) as u64)
+        .unwrap_or(0);
+        let alloc = Allocator::new(backend, Rng::from_os())
+            .map_err(|e| format!("cannot reserve the cusafe address windows ({e})"))?;
+        self.heap = Some(Heap {
+            device,
+            ctx,
+            pitch_align: pitch.max(MIN_PITCH_ALIGN).next_power_of_two(),
+            writes,
+            alloc: Mutex::new(alloc),
+        });
+        if self.options.verbosity >= 1 {
+            let page = self.page.as_ref().map_or(0, |(p, _)| p.device);
+            self.sink.message(&format!(
+                "cusafe: ready on device {device}: windows 1..=35 reserved, report page at \
+                 {page:#x}, halt_on_error={}\n",
+                u8::from(self.options.halt_on_error)
+            ));
+        }
+        Ok(())
+    }
+
+    fn warn_no_reports(&self, why: &str) {
+        self.warn(&format!(
+            "{why}. Instrumented kernels cannot report: their first finding ends in an \
+             illegal-address error instead of a report"
+        ));
+    }
+}
