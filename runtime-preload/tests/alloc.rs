@@ -8,7 +8,7 @@ use cusafe_format::block::{
 };
 use cusafe_format::pointer::{is_cusafe, tag_of, window_base, WINDOW_SIZE};
 use cusafe_rt::alloc::{
-    is_slab_class, slot_bytes, AllocError, Allocator, BlockInfo, FreeError, HostBackend,
+    is_slab_class, slot_bytes, Access, AllocError, Allocator, BlockInfo, FreeError, HostBackend,
     MAX_CACHED_CHUNKS, MAX_TOMBSTONES,
 };
 use cusafe_rt::rng::Rng;
@@ -93,8 +93,9 @@ fn large_blocks_write_both_size_words_and_map_only_what_they_need() {
     assert!(a.backend().is_mapped(base_of(&b) + backed - 1));
     assert!(!a.backend().is_mapped(base_of(&b) + backed));
     a.free(b.ptr, None).unwrap();
-    // A tombstone now answers at the header: size 0, not an unmapped page.
+    // A read-only tombstone now answers at the header: size 0, not an unmapped page.
     assert_eq!(a.backend().read_u64(base_of(&b)), Some(0));
+    assert_eq!(a.backend().access(base_of(&b)), Some(Access::ReadOnly));
     assert!(!a.backend().is_mapped(base_of(&b) + GRANULE));
 }
 

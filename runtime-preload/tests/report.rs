@@ -147,6 +147,33 @@ fn refinement_of_every_device_kind() {
 }
 
 #[test]
+fn a_jump_into_another_buffer_names_both() {
+    let mut t = table(false);
+    let other = BASE + 0x4000;
+    t.insert(
+        other,
+        BlockInfo {
+            id: 4,
+            ptr: other + 256,
+            size: 400,
+            freed: false,
+            alloc_site: None,
+            free_site: None,
+        },
+    );
+    let r = refine(
+        &record(DeviceKind::OutOfBounds, other + 256 + 20, PTR, 400, 0),
+        &t,
+    );
+    assert_eq!(r.kind, Kind::HeapBufferOverflow);
+    assert_eq!(r.buffer.as_ref().unwrap().block.id, 3);
+    assert_eq!(
+        r.detail,
+        "0x00000e0000404114 is 16004 bytes after the end of the 400-byte buffer #3 (live), inside the 400-byte buffer #4 (live)"
+    );
+}
+
+#[test]
 fn unknown_location_and_range_access() {
     let mut rec = record(DeviceKind::OutOfBounds, PTR + 390, PTR, 400, ACCESS_RANGE);
     rec.access_size = 20;

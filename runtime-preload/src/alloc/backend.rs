@@ -75,6 +75,16 @@ impl Fill {
     }
 }
 
+/// How the device may access a mapping.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// Loads and stores.
+    ReadWrite,
+    /// Loads only: a store faults (the tombstone, so that uninstrumented code writing
+    /// through a dangling pointer cannot make its header non-zero).
+    ReadOnly,
+}
+
 /// The memory system under the allocator frontend. All addresses are device virtual
 /// addresses; sizes and addresses of `reserve`, `create`, `map` and `unmap` are
 /// multiples of [`cusafe_format::block::GRANULE`].
@@ -88,9 +98,18 @@ pub trait Backend {
     fn create(&mut self, bytes: u64) -> Result<Self::Handle, BackendError>;
     /// Frees physical memory (once no mapping uses it any more).
     fn release(&mut self, handle: Self::Handle) -> Result<(), BackendError>;
-    /// Maps the whole of `handle` (`bytes` long) at `va` inside a reservation and
-    /// makes it readable and writable by the device.
-    fn map(&mut self, va: u64, bytes: u64, handle: Self::Handle) -> Result<(), BackendError>;
+    /// Maps the whole of `handle` (`bytes` long) at `va` inside a reservation with
+    /// `access` for the device.
+    fn map(
+        &mut self,
+        va: u64,
+        bytes: u64,
+        handle: Self::Handle,
+        access: Access,
+    ) -> Result<(), BackendError>;
+    /// Changes the access of the mapping of `bytes` at `va`, once every fill issued
+    /// so far has landed.
+    fn protect(&mut self, va: u64, bytes: u64, access: Access) -> Result<(), BackendError>;
     /// Unmaps exactly one earlier mapping of `bytes` at `va`.
     fn unmap(&mut self, va: u64, bytes: u64) -> Result<(), BackendError>;
     /// Writes `fill` into mapped memory.

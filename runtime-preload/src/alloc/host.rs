@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use cusafe_format::block::GRANULE;
 
-use super::backend::{Backend, BackendError, Fill};
+use super::backend::{Access, Backend, BackendError, Fill};
 
 /// Operation counters of a [`HostBackend`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -31,6 +31,7 @@ pub struct HostOps {
 struct Mapping {
     bytes: u64,
     handle: u64,
+    access: Access,
 }
 
 /// The simulated memory system.
@@ -89,6 +90,16 @@ impl HostBackend {
         self.resolve(va).is_some()
     }
 
+    /// The access of the mapping holding `va`.
+    pub fn access(&self, va: u64) -> Option<Access> {
+        self.mapping_at(va).map(|(_, m)| m.access)
+    }
+
+    fn mapping_at(&self, va: u64) -> Option<(u64, &Mapping)> {
+        let (&start, m) = self.mappings.range(..=va).next_back()?;
+        (va < start + m.bytes).then_some((start, m))
+    }
+
     /// The u32 at `va` (4-aligned), or `None` if unmapped. Never-written memory reads
     /// as 0xdeadbeef, standing for whatever a fresh physical page holds.
     pub fn read_u32(&self, va: u64) -> Option<u32> {
@@ -105,8 +116,7 @@ impl HostBackend {
     }
 
     fn resolve(&self, va: u64) -> Option<(u64, u64)> {
-        let (&start, m) = self.mappings.range(..=va).next_back()?;
-        (va < start + m.bytes).then_some((m.handle, va - start))
+        self.mapping_at(va).map(|(start, m)| (m.handle, va - start))
     }
 
     fn injected(&mut self, op: &'static str) -> Result<(), BackendError> {
@@ -178,7 +188,13 @@ impl Backend for HostBackend {
         Ok(())
     }
 
-    fn map(&mut self, va: u64, bytes: u64, handle: u64) -> Result<(), BackendError> {
+    fn map(
+        &mut self,
+        va: u64,
+        bytes: u64,
+        handle: u64,
+        access: Access,
+    ) -> Result<(), BackendError> {
         self.injected("map")?;
         aligned("map", va, bytes)?;
         match self.handles.get(&handle) {
@@ -210,7 +226,14 @@ impl Backend for HostBackend {
         if overlaps {
             return Err(contract("map", format!("{va:#x} is already mapped")));
         }
-        self.mappings.insert(va, Mapping { bytes, handle });
+        self.mappings.insert(
+            va,
+            Mapping {
+                bytes,
+                handle,
+                access,
+            },
+        );
         self.ops.maps += 1;
         Ok(())
     }
@@ -225,6 +248,20 @@ impl Backend for HostBackend {
             }
             _ => Err(contract(
                 "unmap",
+                format!("{va:#x}+{bytes:#x} is not exactly one mapping"),
+            )),
+        }
+    }
+
+    fn protect(&mut self, va: u64, bytes: u64, access: Access) -> Result<(), BackendError> {
+        self.injected("protect")?;
+        match self.mappings.get_mut(&va) {
+            Some(m) if m.bytes == bytes => {
+                m.access = access;
+                Ok(())
+            }
+            _ => Err(contract(
+                "protect",
                 format!("{va:#x}+{bytes:#x} is not exactly one mapping"),
             )),
         }
@@ -245,6 +282,9 @@ impl Backend for HostBackend {
             }
         }
         for (start, end) in fill.ranges() {
+            if self.access(start) == Some(Access::ReadOnly) {
+                return Err(contract("fill32", format!("{start:#x} is read-only")));
+            }
             let mut a = start;
             while a < end {
                 let (handle, off) = self

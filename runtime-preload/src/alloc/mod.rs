@@ -10,9 +10,10 @@
 //! * Larger blocks get their own random `2^(t+3)`-aligned slot with
 //!   `backed_bytes(size)` of physical memory; the rest of the slot stays unmapped.
 //! * A freed block's header reads 0: slab blocks get it zeroed; retired slabs and freed
-//!   large blocks get a shared all-zero *tombstone* chunk mapped over their first
-//!   granule (up to [`MAX_TOMBSTONES`] of them), so a dangling pointer still meets a
-//!   zero header (a use-after-free report) instead of an unmapped page.
+//!   large blocks get a shared all-zero, read-only *tombstone* chunk mapped over their
+//!   first granule (up to [`MAX_TOMBSTONES`] of them), so a dangling pointer still
+//!   meets a zero header (a use-after-free report) instead of an unmapped page, and an
+//!   uninstrumented store through it faults instead of un-zeroing the tombstone.
 //! * Slots: a used slot never comes back while unused ones remain (`slots.rs`).
 
 mod backend;
@@ -20,7 +21,7 @@ mod host;
 mod slots;
 mod table;
 
-pub use backend::{Backend, BackendError, Fill};
+pub use backend::{Access, Backend, BackendError, Fill};
 pub use host::HostBackend;
 pub use slots::{Picked, SlotMap};
 pub use table::{BlockInfo, BlockTable, FREED_HISTORY, NEAREST_SPAN};
@@ -408,7 +409,7 @@ impl<B: Backend> Allocator<B> {
         fills: &[Fill],
     ) -> Result<(), AllocError> {
         let mut mapped = false;
-        let mut result = self.backend.map(va, bytes, handle);
+        let mut result = self.backend.map(va, bytes, handle, Access::ReadWrite);
         if result.is_ok() {
             mapped = true;
             result = fills.iter().try_for_each(|f| self.backend.fill32(*f));
@@ -482,19 +483,21 @@ impl<B: Backend> Allocator<B> {
         self.tombstone(base)
     }
 
-    /// Maps the all-zero tombstone chunk over the granule at `va`.
+    /// Maps the all-zero, read-only tombstone chunk over the granule at `va`.
     fn tombstone(&mut self, va: u64) -> Result<(), BackendError> {
         match self.tomb {
-            Some(h) => self.backend.map(va, GRANULE, h)?,
+            Some(h) => self.backend.map(va, GRANULE, h, Access::ReadOnly)?,
             None => {
+                // The first one is made here: mapped writable, zeroed, then read-only.
                 let h = self.backend.create(GRANULE)?;
                 self.stats.physical_created += 1;
-                if let Err(e) = self.backend.map(va, GRANULE, h) {
+                if let Err(e) = self.backend.map(va, GRANULE, h, Access::ReadWrite) {
                     let _ = self.backend.release(h);
                     return Err(e);
                 }
                 self.tomb = Some(h);
                 self.backend.fill32(Fill::span(va, GRANULE, 0))?;
+                self.backend.protect(va, GRANULE, Access::ReadOnly)?;
             }
         }
         self.tombstones.push_back(va);

@@ -15,7 +15,7 @@ use cusafe_format::rtpage::{contents, RTPAGE_ADDR, RTPAGE_BYTES};
 
 use super::real::{real, HOST_REGISTER_MAPPED, SUCCESS};
 use super::vmm::VmmBackend;
-use crate::alloc::{Backend, BackendError};
+use crate::alloc::{Access, Backend, BackendError};
 use crate::report::page::init_page;
 
 /// Bytes mapped for the report page (whole host pages).
@@ -95,7 +95,9 @@ pub fn install_runtime_page(
     let step = |e: BackendError| format!("runtime page: {e}");
     backend.reserve(RTPAGE_ADDR, WINDOW_SIZE).map_err(step)?;
     let h = backend.create(GRANULE).map_err(step)?;
-    backend.map(RTPAGE_ADDR, GRANULE, h).map_err(step)?;
+    backend
+        .map(RTPAGE_ADDR, GRANULE, h, Access::ReadWrite)
+        .map_err(step)?;
     let mut bytes = vec![0u8; GRANULE as usize];
     bytes[..RTPAGE_BYTES].copy_from_slice(&contents(report_page, flags));
     backend.copy_to_device(RTPAGE_ADDR, &bytes).map_err(step)

@@ -9,13 +9,14 @@ use cusafe_format::block::GRANULE;
 
 use super::driver::{attribute, check};
 use super::ordering::HeaderStream;
-use crate::alloc::{Backend, BackendError, Fill};
+use crate::alloc::{Access, Backend, BackendError, Fill};
 
 /// VMM on one device.
 pub struct VmmBackend {
     prop: cu::CUmemAllocationProp,
-    access: cu::CUmemAccessDesc,
     writes: Arc<HeaderStream>,
+    /// Cleared when the driver refuses read-only access (tombstones are then writable).
+    read_only_works: bool,
 }
 
 // SAFETY: the allocation properties hold a null Windows-only pointer; everything else is
@@ -66,15 +67,36 @@ impl VmmBackend {
                 "allocation granularity {granularity} does not divide 2 MiB"
             )));
         }
-        let access = cu::CUmemAccessDesc {
-            location: prop.location,
-            flags: cu::CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
-        };
         Ok(VmmBackend {
             prop,
-            access,
             writes,
+            read_only_works: true,
         })
+    }
+
+    /// `cuMemSetAccess` of one mapping; read-only falls back to read-write (for good)
+    /// where the driver refuses it.
+    fn set_access(&mut self, va: u64, bytes: u64, access: Access) -> Result<(), BackendError> {
+        let flags = |a| match a {
+            Access::ReadOnly => cu::CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READ,
+            Access::ReadWrite => cu::CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+        };
+        let want = if self.read_only_works {
+            access
+        } else {
+            Access::ReadWrite
+        };
+        let desc = |a| cu::CUmemAccessDesc {
+            location: self.prop.location,
+            flags: flags(a),
+        };
+        // SAFETY: `va..va+bytes` is one mapping; `desc` describes our device.
+        let r = unsafe { cu::cuMemSetAccess(va, bytes as usize, &desc(want), 1) };
+        if r != cu::CUresult::CUDA_SUCCESS && want == Access::ReadOnly {
+            self.read_only_works = false;
+            return self.set_access(va, bytes, Access::ReadWrite);
+        }
+        check("cuMemSetAccess", r)
     }
 
     /// Copies `bytes` from the host to device address `va` (synchronous).
@@ -121,20 +143,32 @@ impl Backend for VmmBackend {
         check("cuMemRelease", unsafe { cu::cuMemRelease(handle) })
     }
 
-    fn map(&mut self, va: u64, bytes: u64, handle: Self::Handle) -> Result<(), BackendError> {
+    fn map(
+        &mut self,
+        va: u64,
+        bytes: u64,
+        handle: Self::Handle,
+        access: Access,
+    ) -> Result<(), BackendError> {
         // SAFETY: `va..va+bytes` lies in a reservation and is unmapped; `handle` is
         // `bytes` long.
         check("cuMemMap", unsafe {
             cu::cuMemMap(va, bytes as usize, 0, handle, 0)
         })?;
-        // SAFETY: the range was just mapped.
-        let r = unsafe { cu::cuMemSetAccess(va, bytes as usize, &self.access, 1) };
-        if let Err(e) = check("cuMemSetAccess", r) {
+        if let Err(e) = self.set_access(va, bytes, access) {
             // SAFETY: undoes the mapping above.
             unsafe { cu::cuMemUnmap(va, bytes as usize) };
             return Err(e);
         }
         Ok(())
+    }
+
+    /// Waits for the device first (fills to the range must land before it turns
+    /// read-only).
+    fn protect(&mut self, va: u64, bytes: u64, access: Access) -> Result<(), BackendError> {
+        // SAFETY: waits for the current context's work.
+        check("cuCtxSynchronize", unsafe { cu::cuCtxSynchronize() })?;
+        self.set_access(va, bytes, access)
     }
 
     /// Waits for the device first: no kernel, copy or fill of ours may still touch

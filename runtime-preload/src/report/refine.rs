@@ -1,5 +1,9 @@
 //! Device record → [`Report`]. The device only knows "poisoned pointer" or "out of
 //! bounds"; the allocation table tells which buffer, and whether it was freed.
+//!
+//! The device checked the access against the block of its *root* (the pointer the
+//! address was derived from), so the root names the buffer; when the address landed
+//! in another buffer (a non-linear jump), the report says that too.
 
 use cusafe_format::pointer::{is_cusafe, is_poisoned, POISON_MASK};
 use cusafe_format::report::{DeviceKind, Record, ACCESS_ATOMIC, ACCESS_RANGE, ACCESS_WRITE};
@@ -40,14 +44,21 @@ pub fn refine(rec: &Record, table: &BlockTable) -> Report {
             };
             (kind, None)
         }
-        DeviceKind::OutOfBounds if is_cusafe(addr) => match table.lookup(addr).cloned() {
-            Some(b) if b.freed => (Kind::UseAfterFree, Some(b)),
-            Some(b) => (Kind::HeapBufferOverflow, Some(b)),
-            None => (Kind::WildAccess, None),
+        DeviceKind::OutOfBounds => match [rec.root, addr].into_iter().find(|&p| is_cusafe(p)) {
+            None => (Kind::StaticBufferOverflow, None),
+            Some(key) => match table.lookup(key).cloned() {
+                Some(b) if b.freed => (Kind::UseAfterFree, Some(b)),
+                Some(b) => (Kind::HeapBufferOverflow, Some(b)),
+                None => (Kind::WildAccess, None),
+            },
         },
-        DeviceKind::OutOfBounds => (Kind::StaticBufferOverflow, None),
     };
-    let detail = describe(kind, addr, access.size, block.as_ref(), rec.header_size);
+    let mut detail = describe(kind, addr, access.size, block.as_ref(), rec.header_size);
+    if let (Some(b), Some(other)) = (&block, table.lookup(addr)) {
+        if other.id != b.id {
+            detail.push_str(&format!(", inside {}", buffer_phrase(other)));
+        }
+    }
     Report {
         kind,
         origin,
