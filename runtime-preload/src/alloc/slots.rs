@@ -39,16 +39,6 @@ impl SlotMap {
         }
     }
 
-    /// Number of slots in the window.
-    pub fn len(&self) -> u64 {
-        self.slots
-    }
-
-    /// Whether the window has no slots at all.
-    pub fn is_empty(&self) -> bool {
-        self.slots == 0
-    }
-
     /// Slots never handed out so far.
     pub fn unused(&self) -> u64 {
         self.slots - self.used_count
