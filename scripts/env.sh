@@ -6,3 +6,5 @@ export CUSAFE_CUDA="$CUSAFE_TC/cuda"
 export CUSAFE_LLVM_BIN=/usr/lib/llvm-19/bin
 export CUSAFE_BIN="$CUSAFE_ROOT/target/release"
 export PYTHONPATH="$CUSAFE_TC/py${PYTHONPATH:+:$PYTHONPATH}"
+# Scripted builds run the LLVM verifier after the pass.
+export CUSAFE_PASS_VERIFY=1

@@ -22,6 +22,15 @@ use llvm_sys::core::*;
 use llvm_sys::debuginfo::{LLVMInstructionGetDebugLoc, LLVMInstructionSetDebugLoc};
 use llvm_sys::prelude::*;
 use llvm_sys::{LLVMIntPredicate, LLVMLinkage, LLVMTypeKind};
+use std::collections::HashMap;
+
+/// Values replaced by recover-mode phis: a loaded value used as a later access's root or
+/// address must be read through its phi, which dominates where the original no longer does.
+pub type Replaced = HashMap<LLVMValueRef, LLVMValueRef>;
+
+fn resolve(replaced: &Replaced, v: LLVMValueRef) -> LLVMValueRef {
+    replaced.get(&v).copied().unwrap_or(v)
+}
 
 /// Name of the device runtime's report function (device-rt/cusafe_rt.c).
 pub const REPORT_FN: &str = "__cusafe_report";
@@ -69,12 +78,24 @@ impl Checker {
 
     /// Instruments one access of function `func`: a check per range before it, each
     /// with its own cold report block, and the recover-mode skip after it.
-    pub fn instrument(&self, ir: &Ir, sites: &mut Sites, func: LLVMValueRef, acc: &Access) {
+    pub fn instrument(
+        &self,
+        ir: &Ir,
+        sites: &mut Sites,
+        replaced: &mut Replaced,
+        func: LLVMValueRef,
+        acc: &Access,
+    ) {
         unsafe {
             let cont = ir.split_before(LLVMGetNextInstruction(acc.inst));
             let mut skipped_from = Vec::new();
             for r in &acc.ranges {
-                let report_bb = self.emit_check(ir, sites, func, acc.inst, r);
+                let r = Range {
+                    addr: resolve(replaced, r.addr),
+                    root: resolve(replaced, r.root),
+                    ..*r
+                };
+                let report_bb = self.emit_check(ir, sites, func, acc.inst, &r);
                 // The report block continues after the access (skips it in recover mode).
                 let term = LLVMGetBasicBlockTerminator(report_bb);
                 LLVMInstructionEraseFromParent(term);
@@ -89,6 +110,7 @@ impl Checker {
                 LLVMPositionBuilderBefore(ir.b, LLVMGetFirstInstruction(cont));
                 let phi = LLVMBuildPhi(ir.b, ty, c"cusafe.val".as_ptr());
                 LLVMReplaceAllUsesWith(acc.inst, phi);
+                replaced.insert(acc.inst, phi);
                 let mut vals = vec![acc.inst];
                 let mut bbs = vec![LLVMGetInstructionParent(acc.inst)];
                 for bb in skipped_from {

@@ -63,6 +63,7 @@ fn instrument_module(ir: &Ir) -> Result<(), String> {
     let kernels = kernels::kernels(ir.module);
     let checker = check::Checker::new(ir);
     let mut sites = sites::Sites::default();
+    let mut replaced = check::Replaced::new();
     for f in defined_functions(ir.module) {
         let insts = ir::instructions(f);
         let found = collect::collect(ir, &insts);
@@ -71,7 +72,7 @@ fn instrument_module(ir: &Ir) -> Result<(), String> {
             arith::instrument(ir, e);
         }
         for acc in &found.accesses {
-            checker.instrument(ir, &mut sites, f, acc);
+            checker.instrument(ir, &mut sites, &mut replaced, f, acc);
         }
         if want_stats {
             let s = stats::Stats::of(&found, escapes.len());
@@ -83,5 +84,38 @@ fn instrument_module(ir: &Ir) -> Result<(), String> {
             eprintln!("{}", s.line(kind, &ir::name(f)));
         }
     }
-    devrt::link(ir)
+    devrt::link(ir)?;
+    if std::env::var_os("CUSAFE_PASS_VERIFY").is_some_and(|v| v != "0") {
+        verify(ir.module)?;
+    }
+    Ok(())
+}
+
+/// Runs the LLVM verifier on the instrumented module (`CUSAFE_PASS_VERIFY=1`; the test
+/// scripts set it, since clang does not verify after plugins in release builds).
+fn verify(m: LLVMModuleRef) -> Result<(), String> {
+    use llvm_sys::analysis::{LLVMVerifierFailureAction, LLVMVerifyModule};
+    let mut msg = std::ptr::null_mut();
+    let broken = unsafe {
+        LLVMVerifyModule(
+            m,
+            LLVMVerifierFailureAction::LLVMReturnStatusAction,
+            &mut msg,
+        )
+    };
+    let text = if msg.is_null() {
+        String::new()
+    } else {
+        let t = unsafe { std::ffi::CStr::from_ptr(msg) }
+            .to_string_lossy()
+            .into_owned();
+        unsafe { LLVMDisposeMessage(msg) };
+        t
+    };
+    if broken != 0 {
+        return Err(format!(
+            "the instrumented module fails the LLVM verifier: {text}"
+        ));
+    }
+    Ok(())
 }

@@ -4,7 +4,7 @@ import lit.formats
 
 config.name = "cusafe-pass"
 config.test_format = lit.formats.ShTest(True)
-config.suffixes = [".ll"]
+config.suffixes = [".ll", ".cu"]
 config.test_source_root = os.path.dirname(__file__)
 llvm_bin = os.environ.get("CUSAFE_LLVM_BIN", "/usr/lib/llvm-19/bin")
 plugin = os.environ["CUSAFE_PASS_PLUGIN"]
@@ -14,3 +14,6 @@ config.substitutions.append(("%ptxas", os.environ.get("CUSAFE_PTXAS", "ptxas") +
 config.substitutions.append(("FileCheck", f"{llvm_bin}/FileCheck"))
 config.substitutions.append(("%verify", f"{llvm_bin}/opt -passes=verify -disable-output"))
 config.environment["CUSAFE_PASS_STATS"] = "1"
+config.environment["CUSAFE_PASS_VERIFY"] = "1"
+# Whole-compiler tests (.cu) drive the real cusafe-clang++ next to the plugin.
+config.substitutions.append(("%cusafe_clangxx", os.path.join(os.path.dirname(plugin), "cusafe-clang++")))

@@ -1,0 +1,19 @@
+// The pass runs inside clang at every optimisation level (OptimizerLast runs at -O0
+// too); each build goes through ptxas and our fatbinary, and every global access of
+// the kernel is checked.
+// RUN: %cusafe_clangxx -O0 -c %s -o %t0.o 2>&1 | FileCheck %s --check-prefix=O0
+// RUN: %cusafe_clangxx -O1 -c %s -o %t1.o 2>&1 | FileCheck %s --check-prefix=OPT
+// RUN: %cusafe_clangxx -O2 -g -c %s -o %t2.o 2>&1 | FileCheck %s --check-prefix=OPT
+// RUN: %cusafe_clangxx -O3 --cuda-gpu-arch=sm_80 --cuda-gpu-arch=sm_90 -c %s -o %t3.o 2>&1 | FileCheck %s --check-prefix=OPT
+// RUN: %cusafe_clangxx --cusafe-no-instrument -O2 -c %s -o %t4.o 2>&1 | FileCheck %s --check-prefix=PLAIN --allow-empty
+
+__global__ void saxpy(float a, const float *x, float *y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = a * x[i] + y[i];
+}
+
+// At -O0 every load of a local variable is an access too (to allocas: static, not
+// heap-checked), and the pointers themselves are reloaded from allocas first.
+// O0: cusafe: kernel _Z5saxpyfPKfPfi: 3 checks (2 loads, 1 stores, 0 atomics, 0 ranges)
+// OPT: cusafe: kernel _Z5saxpyfPKfPfi: 3 checks (2 loads, 1 stores, 0 atomics, 0 ranges), 0 arithmetic rules
+// PLAIN-NOT: cusafe:
