@@ -114,16 +114,7 @@ impl Found {
                     let len = ir.store_size(LLVMTypeOf(operand(inst, 0)));
                     self.add(&mut ranges, operand(inst, 1), Len::Const(len), ACCESS_WRITE);
                 }
-                Some(LLVMOpcode::LLVMAtomicRMW) => {
-                    let len = ir.store_size(LLVMTypeOf(operand(inst, 1)));
-                    self.add(
-                        &mut ranges,
-                        operand(inst, 0),
-                        Len::Const(len),
-                        ACCESS_WRITE | ACCESS_ATOMIC,
-                    );
-                }
-                Some(LLVMOpcode::LLVMAtomicCmpXchg) => {
+                Some(LLVMOpcode::LLVMAtomicRMW | LLVMOpcode::LLVMAtomicCmpXchg) => {
                     let len = ir.store_size(LLVMTypeOf(operand(inst, 1)));
                     self.add(
                         &mut ranges,

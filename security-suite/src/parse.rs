@@ -29,19 +29,19 @@ fn first_file_line(text: &str) -> (String, u32) {
         .unwrap_or_default()
 }
 
-/// cusafe's reports: the kind from the ERROR line, the place from the first `file:line`
-/// in the report (the ERROR line for device errors, the host frame for API errors).
-pub fn cusafe_reports(log: &str) -> Vec<Found> {
+/// Collects the reports of a log: each starts at a line `head` matches (capture 1 is
+/// the kind) and ends where `ends` says; its place is the first `file:line` inside.
+fn reports(log: &str, head: &Regex, ends: impl Fn(&str) -> bool) -> Vec<Found> {
     let lines: Vec<&str> = log.lines().collect();
     let mut out = Vec::new();
     for (i, l) in lines.iter().enumerate() {
-        let Some(c) = CUSAFE_ERR.captures(l) else {
+        let Some(c) = head.captures(l) else {
             continue;
         };
-        let end = lines[i..]
+        let end = lines[i + 1..]
             .iter()
-            .position(|l| l.starts_with("SUMMARY:"))
-            .map_or(lines.len(), |e| i + e);
+            .position(|l| ends(l))
+            .map_or(lines.len(), |e| i + 1 + e);
         let (file, line) = first_file_line(&lines[i..end].join("\n"));
         out.push(Found {
             kind: c[1].to_string(),
@@ -52,27 +52,18 @@ pub fn cusafe_reports(log: &str) -> Vec<Found> {
     out
 }
 
+/// cusafe's reports: the kind from the ERROR line, the place from the first `file:line`
+/// in the report (the ERROR line for device errors, the host frame for API errors).
+pub fn cusafe_reports(log: &str) -> Vec<Found> {
+    reports(log, &CUSAFE_ERR, |l| l.starts_with("SUMMARY:"))
+}
+
 /// compute-sanitizer's errors: the headline and the first `file:line` in the block
 /// after it (its device frames carry line info when built with -g).
 pub fn memcheck_reports(log: &str) -> Vec<Found> {
-    let lines: Vec<&str> = log.lines().collect();
-    let mut out = Vec::new();
-    for (i, l) in lines.iter().enumerate() {
-        let Some(c) = CS_ERR.captures(l) else {
-            continue;
-        };
-        let end = lines[i + 1..]
-            .iter()
-            .position(|l| l.trim() == "=========" || CS_ERR.is_match(l))
-            .map_or(lines.len(), |e| i + 1 + e);
-        let (file, line) = first_file_line(&lines[i..end].join("\n"));
-        out.push(Found {
-            kind: c[1].to_string(),
-            file,
-            line,
-        });
-    }
-    out
+    reports(log, &CS_ERR, |l| {
+        l.trim() == "=========" || CS_ERR.is_match(l)
+    })
 }
 
 /// The program's own output: the log without the tools' report lines.
