@@ -24,7 +24,7 @@
 //! | 36 | u32 | access flags ([`ACCESS_WRITE`], [`ACCESS_ATOMIC`], [`ACCESS_RANGE`]) |
 //! | 40 | u32 x 3 | threadIdx x, y, z |
 //! | 52 | u32 x 3 | blockIdx x, y, z |
-//! | 64 | u8 x [`LOC_BYTES`] | site text `kernel \x1f file \x1f line \x1f col`, NUL-terminated |
+//! | 64 | u8 x [`LOC_BYTES`] | site text `kernel \x1f file \x1f line \x1f col \x1f object`, NUL-terminated |
 
 /// Magic word of the report page ("CSRP").
 pub const PAGE_MAGIC: u32 = 0x5052_5343;
@@ -54,6 +54,16 @@ pub const ACCESS_WRITE: u32 = 1;
 pub const ACCESS_ATOMIC: u32 = 2;
 /// Access flag: the access is a range of a memory intrinsic (memcpy/memmove/memset).
 pub const ACCESS_RANGE: u32 = 4;
+/// Object space flag ([`DeviceKind::ObjectOutOfBounds`]): a local (stack) array.
+pub const OBJECT_LOCAL: u32 = 8;
+/// Object space flag: a static `__shared__` array.
+pub const OBJECT_SHARED: u32 = 16;
+/// Object space flag: the dynamic (`extern __shared__`) shared-memory window.
+pub const OBJECT_DYNAMIC_SHARED: u32 = 32;
+/// Object space flag: a `__device__` global variable.
+pub const OBJECT_GLOBAL_VAR: u32 = 64;
+/// All object space flags.
+pub const OBJECT_SPACES: u32 = OBJECT_LOCAL | OBJECT_SHARED | OBJECT_DYNAMIC_SHARED | OBJECT_GLOBAL_VAR;
 
 /// The page header as the runtime initialises it: magic, version, capacity, the rest
 /// zero. The records after the header must be zeroed too (state 0: empty).
@@ -78,6 +88,11 @@ pub enum DeviceKind {
     PoisonedPointer = 1,
     /// The access was outside the exact bounds in the header (or the header was 0).
     OutOfBounds = 2,
+    /// The access was outside an object whose size is known at compile time (local,
+    /// shared, dynamic shared, `__device__` global): `root` is the object's start,
+    /// `header_size` its size in bytes, the flags carry its space (`OBJECT_*`) and the
+    /// site text its name.
+    ObjectOutOfBounds = 3,
 }
 
 impl DeviceKind {
@@ -86,6 +101,7 @@ impl DeviceKind {
         match v {
             1 => Some(Self::PoisonedPointer),
             2 => Some(Self::OutOfBounds),
+            3 => Some(Self::ObjectOutOfBounds),
             _ => None,
         }
     }
@@ -118,6 +134,8 @@ pub struct Record {
     pub line: u32,
     /// Source column (0 if unknown).
     pub col: u32,
+    /// Name of the object for [`DeviceKind::ObjectOutOfBounds`] (may be empty).
+    pub object: String,
 }
 
 fn u32_at(b: &[u8], off: usize) -> u32 {
@@ -128,9 +146,9 @@ fn u64_at(b: &[u8], off: usize) -> u64 {
     u64::from_le_bytes(b[off..off + 8].try_into().expect("8 bytes"))
 }
 
-/// Encodes the site text the pass embeds for a check.
-pub fn encode_loc(kernel: &str, file: &str, line: u32, col: u32) -> String {
-    format!("{kernel}{LOC_SEP}{file}{LOC_SEP}{line}{LOC_SEP}{col}")
+/// Encodes the site text the pass embeds for a check (`object` empty for heap checks).
+pub fn encode_loc(kernel: &str, file: &str, line: u32, col: u32, object: &str) -> String {
+    format!("{kernel}{LOC_SEP}{file}{LOC_SEP}{line}{LOC_SEP}{col}{LOC_SEP}{object}")
 }
 
 impl Record {
@@ -149,6 +167,7 @@ impl Record {
         let file = parts.next().unwrap_or("").to_string();
         let line = parts.next().and_then(|s| s.parse().ok()).unwrap_or(0);
         let col = parts.next().and_then(|s| s.parse().ok()).unwrap_or(0);
+        let object = parts.next().unwrap_or("").to_string();
         Some(Record {
             kind,
             addr: u64_at(b, 8),
@@ -162,6 +181,7 @@ impl Record {
             file,
             line,
             col,
+            object,
         })
     }
 
@@ -183,7 +203,7 @@ impl Record {
             put32(&mut b, 40 + 4 * i, self.thread[i]);
             put32(&mut b, 52 + 4 * i, self.block[i]);
         }
-        let loc = encode_loc(&self.kernel, &self.file, self.line, self.col);
+        let loc = encode_loc(&self.kernel, &self.file, self.line, self.col, &self.object);
         let n = loc.len().min(LOC_BYTES - 1);
         b[LOC_OFFSET..LOC_OFFSET + n].copy_from_slice(&loc.as_bytes()[..n]);
         b

@@ -37,13 +37,13 @@ fn is_safe_use(user: LLVMValueRef, idx: u32) -> bool {
 }
 
 /// Finds the GEPs of a function that need the rule.
-pub fn collect(insts: &[LLVMValueRef]) -> Vec<Escape> {
+pub fn collect(ir: &Ir, insts: &[LLVMValueRef]) -> Vec<Escape> {
     let mut out = Vec::new();
     for &g in insts {
         if opcode(g) != Some(LLVMOpcode::LLVMGetElementPtr) {
             continue;
         }
-        let Decision::Check { root } = decide(g) else {
+        let Decision::Heap { root } = decide(ir, g, None) else {
             continue;
         };
         let bad: Vec<_> = uses(g)

@@ -12,8 +12,9 @@
 //! Foreign pointers (tag outside 1..=35) read a zero word from a module global instead
 //! of a header, so the fast path has one branch and no guarded load.
 
-use crate::collect::{Access, Len, Range};
-use crate::ir::{Ir, AS_GLOBAL};
+use crate::classify::{ObjSize, Object};
+use crate::collect::{Access, Len, Range, Target};
+use crate::ir::{addr_space, Ir, AS_GLOBAL};
 use crate::sites::Sites;
 use cusafe_format::block::{class_shift, PREFIX};
 use cusafe_format::pointer::{MAX_TAG, MIN_TAG, TAG_MASK, TAG_SHIFT};
@@ -93,7 +94,7 @@ impl Checker {
                 let r = Range {
                     addr: resolve(replaced, r.addr),
                     root: resolve(replaced, r.root),
-                    ..*r
+                    ..r.clone()
                 };
                 let report_bb = self.emit_check(ir, sites, func, acc.inst, &r);
                 // The report block continues after the access (skips it in recover mode).
@@ -131,9 +132,69 @@ impl Checker {
         inst: LLVMValueRef,
         r: &Range,
     ) -> LLVMBasicBlockRef {
+        ir.at(inst);
+        let len = match r.len {
+            Len::Const(n) => ir.c64(n),
+            Len::Value(v) => ir.int_cast(v, ir.i64),
+        };
+        let v = match &r.target {
+            Target::Heap => self.heap_verdict(ir, r, len),
+            Target::Object(o) => self.object_verdict(ir, r, o, len),
+        };
+        unsafe {
+            let term = ir.split_if_then(v.bad, inst);
+            // Cold block: say what the device saw and call the runtime.
+            ir.at(term);
+            let mut args = [
+                v.kind,
+                v.addr,
+                v.root,
+                v.seen,
+                ir.int_cast(len, ir.i32),
+                ir.c32(r.flags | v.space),
+                sites.text(ir, func, inst, &v.object),
+                sites.flag(ir),
+            ];
+            let call = LLVMBuildCall2(
+                ir.b,
+                self.report_ty,
+                self.report_fn,
+                args.as_mut_ptr(),
+                args.len() as u32,
+                crate::ir::NONAME,
+            );
+            if let Some(loc) = debug_loc_of(inst) {
+                LLVMInstructionSetDebugLoc(call, loc);
+            }
+            LLVMGetInstructionParent(term)
+        }
+    }
+
+    /// `end <=u size & end >=u len` (or a zero run-time length): the range fits.
+    fn fits(
+        &self,
+        ir: &Ir,
+        r: &Range,
+        off: LLVMValueRef,
+        size: LLVMValueRef,
+        len: LLVMValueRef,
+    ) -> LLVMValueRef {
+        use LLVMIntPredicate::*;
+        let end = ir.add(off, len);
+        let inside = ir.and(
+            ir.icmp(LLVMIntULE, end, size),
+            ir.icmp(LLVMIntUGE, end, len),
+        );
+        match r.len {
+            Len::Const(_) => inside,
+            Len::Value(_) => ir.or(inside, ir.icmp(LLVMIntEQ, len, ir.c64(0))),
+        }
+    }
+
+    /// The heap check of design §4: tag, header, exact bounds, poison.
+    fn heap_verdict(&self, ir: &Ir, r: &Range, len: LLVMValueRef) -> Verdict {
         use LLVMIntPredicate::*;
         unsafe {
-            ir.at(inst);
             let ri = ir.to_int(r.root);
             let ai = if r.addr == r.root {
                 ri
@@ -154,59 +215,99 @@ impl Checker {
             let size = LLVMBuildLoad2(ir.b, ir.i64, hdr_ptr, c"cusafe.size".as_ptr());
             LLVMSetAlignment(size, 8);
             let off = ir.sub(ai, ir.add(base, ir.c64(PREFIX)));
-            let len = match r.len {
-                Len::Const(n) => ir.c64(n),
-                Len::Value(v) => ir.int_cast(v, ir.i64),
-            };
-            let end = ir.add(off, len);
-            let mut inside = ir.and(
-                ir.icmp(LLVMIntULE, end, size),
-                ir.icmp(LLVMIntUGE, end, len),
-            );
-            if let Len::Value(_) = r.len {
-                inside = ir.or(inside, ir.icmp(LLVMIntEQ, len, ir.c64(0)));
-            }
+            let inside = self.fits(ir, r, off, size, len);
             let poisoned = ir.icmp(LLVMIntSLT, ri, ir.c64(0));
             let outside = ir.and(in_range, LLVMBuildNot(ir.b, inside, crate::ir::NONAME));
             let bad = ir.or(poisoned, outside);
-            let term = ir.split_if_then(bad, inst);
-            // Cold block: say what the device saw and call the runtime.
-            ir.at(term);
+            // Only evaluated on the cold path once the branch is laid out, but built here
+            // where the values are.
             let kind = ir.select(
                 poisoned,
                 ir.c32(DeviceKind::PoisonedPointer as u32),
                 ir.c32(DeviceKind::OutOfBounds as u32),
             );
-            let seen = ir.select(
-                ir.and(in_range, LLVMBuildNot(ir.b, poisoned, crate::ir::NONAME)),
-                size,
-                ir.c64(NO_HEADER),
-            );
-            let len32 = ir.int_cast(len, ir.i32);
-            let mut args = [
+            let read = ir.and(in_range, LLVMBuildNot(ir.b, poisoned, crate::ir::NONAME));
+            let seen = ir.select(read, size, ir.c64(NO_HEADER));
+            Verdict {
+                bad,
                 kind,
-                ai,
-                ri,
+                addr: ai,
+                root: ri,
                 seen,
-                len32,
-                ir.c32(r.flags),
-                sites.text(ir, func, inst),
-                sites.flag(ir),
-            ];
-            let call = LLVMBuildCall2(
-                ir.b,
-                self.report_ty,
-                self.report_fn,
-                args.as_mut_ptr(),
-                args.len() as u32,
-                crate::ir::NONAME,
-            );
-            if let Some(loc) = debug_loc_of(inst) {
-                LLVMInstructionSetDebugLoc(call, loc);
+                space: 0,
+                object: String::new(),
             }
-            LLVMGetInstructionParent(term)
         }
     }
+
+    /// The static fast path: bounds of an object known at compile time, no header.
+    fn object_verdict(&self, ir: &Ir, r: &Range, o: &Object, len: LLVMValueRef) -> Verdict {
+        unsafe {
+            // Compare in the address space of the access.
+            let root = if addr_space(r.root) == addr_space(r.addr) {
+                r.root
+            } else {
+                LLVMBuildAddrSpaceCast(ir.b, r.root, LLVMTypeOf(r.addr), crate::ir::NONAME)
+            };
+            let bi = ir.to_int(root);
+            let ai = ir.to_int(r.addr);
+            let size = match o.size {
+                ObjSize::Const(n) => ir.c64(n),
+                ObjSize::DynamicShared => ir.int_cast(self.dynamic_smem_size(ir), ir.i64),
+            };
+            let inside = self.fits(ir, r, ir.sub(ai, bi), size, len);
+            let bad = LLVMBuildNot(ir.b, inside, crate::ir::NONAME);
+            let kind = ir.c32(DeviceKind::ObjectOutOfBounds as u32);
+            Verdict {
+                bad,
+                kind,
+                addr: ai,
+                root: bi,
+                seen: size,
+                space: o.space,
+                object: o.name.clone(),
+            }
+        }
+    }
+
+    /// `%dynamic_smem_size`: the dynamic shared memory this launch was given.
+    fn dynamic_smem_size(&self, ir: &Ir) -> LLVMValueRef {
+        let asm = "mov.u32 $0, %dynamic_smem_size;";
+        let constraints = "=r";
+        unsafe {
+            let ty = LLVMFunctionType(ir.i32, std::ptr::null_mut(), 0, 0);
+            let f = LLVMGetInlineAsm(
+                ty,
+                asm.as_ptr() as *mut _,
+                asm.len(),
+                constraints.as_ptr() as *mut _,
+                constraints.len(),
+                0,
+                0,
+                llvm_sys::LLVMInlineAsmDialect::LLVMInlineAsmDialectATT,
+                0,
+            );
+            LLVMBuildCall2(
+                ir.b,
+                ty,
+                f,
+                std::ptr::null_mut(),
+                0,
+                c"cusafe.dynsmem".as_ptr(),
+            )
+        }
+    }
+}
+
+/// What a check computed: whether the access is bad and what the report says.
+struct Verdict {
+    bad: LLVMValueRef,
+    kind: LLVMValueRef,
+    addr: LLVMValueRef,
+    root: LLVMValueRef,
+    seen: LLVMValueRef,
+    space: u32,
+    object: String,
 }
 
 fn debug_loc_of(inst: LLVMValueRef) -> Option<LLVMMetadataRef> {

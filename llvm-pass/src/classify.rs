@@ -1,60 +1,187 @@
-//! The one place that decides what gets checked.
+//! The one place that decides what gets checked, and against what.
 //!
-//! An access is checked against the block of its *root*: the pointer its address was
-//! derived from by a chain of GEPs and address-space casts. Checking against the root
-//! rather than the address catches non-linear overflows that jump straight into another
-//! live block without any per-GEP instrumentation. Roots that cannot be cusafe blocks
-//! (allocas, globals, constants, shared/local/constant address spaces) are skipped here;
-//! local and shared objects get their own rules elsewhere.
+//! An access is checked against its *root*: the pointer its address was derived from by
+//! a chain of GEPs and address-space casts.
+//! * Roots that are objects known at compile time (local arrays, `__shared__` arrays,
+//!   the dynamic shared window, `__device__` globals) are checked against the object's
+//!   size: no header load, and no check at all when a constant offset proves the access
+//!   in bounds (the static fast path).
+//! * Every other root (arguments, loaded pointers, phis, ...) is checked at run time
+//!   against the block its tag names. Checking against the root rather than the
+//!   address catches non-linear jumps into another live block.
 
-use crate::ir::{addr_space, opcode, operand, AS_GENERIC, AS_GLOBAL};
+use crate::ir::{addr_space, opcode, operand, Ir, AS_GENERIC, AS_GLOBAL};
+use cusafe_format::report::{
+    OBJECT_DYNAMIC_SHARED, OBJECT_GLOBAL_VAR, OBJECT_LOCAL, OBJECT_SHARED,
+};
 use llvm_sys::core::*;
 use llvm_sys::prelude::*;
-use llvm_sys::LLVMOpcode;
+use llvm_sys::target::{LLVMABISizeOfType, LLVMOffsetOfElement};
+use llvm_sys::{LLVMOpcode, LLVMTypeKind};
+
+/// Address spaces of NVPTX besides generic and global.
+const AS_SHARED: u32 = 3;
+const AS_CONST: u32 = 4;
+
+/// Size of a statically known object.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ObjSize {
+    /// Known at compile time.
+    Const(u64),
+    /// The dynamic shared memory of the launch (`%dynamic_smem_size`).
+    DynamicShared,
+}
+
+/// A statically known object an access is checked against.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Object {
+    /// Its size.
+    pub size: ObjSize,
+    /// `OBJECT_*` space flag.
+    pub space: u32,
+    /// Its name as the module has it (globals keep their mangled names; locals are
+    /// usually nameless in optimised code).
+    pub name: String,
+}
 
 /// What to do with an access or an arithmetic result.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Decision {
-    /// Check against the block of `root` at run time.
-    Check {
+    /// Check against the heap block of `root` at run time.
+    Heap {
         /// Pointer the address was derived from.
         root: LLVMValueRef,
     },
-    /// The object is known statically and is not a cusafe heap block (alloca, global,
-    /// constant, shared/local/constant memory): no heap check.
-    Static,
+    /// Check against a statically known object starting at `root`.
+    Object {
+        /// The object's start.
+        root: LLVMValueRef,
+        /// The object.
+        object: Object,
+    },
+    /// Provably in bounds of a statically known object: no check.
+    Proven,
+    /// Nothing to check against (constant addresses, objects of unknown size).
+    Unknown,
 }
 
 /// Strips GEPs and casts (instructions and constant expressions) down to the root.
 pub fn root_of(mut v: LLVMValueRef) -> LLVMValueRef {
-    loop {
-        let op = opcode(v).or_else(|| unsafe {
-            (!LLVMIsAConstantExpr(v).is_null()).then(|| LLVMGetConstOpcode(v))
-        });
-        match op {
-            Some(LLVMOpcode::LLVMGetElementPtr)
-            | Some(LLVMOpcode::LLVMAddrSpaceCast)
-            | Some(LLVMOpcode::LLVMBitCast) => v = operand(v, 0),
-            _ => return v,
+    while let Some(next) = strip_one(v) {
+        v = next;
+    }
+    v
+}
+
+fn op_of(v: LLVMValueRef) -> Option<LLVMOpcode> {
+    opcode(v)
+        .or_else(|| unsafe { (!LLVMIsAConstantExpr(v).is_null()).then(|| LLVMGetConstOpcode(v)) })
+}
+
+fn strip_one(v: LLVMValueRef) -> Option<LLVMValueRef> {
+    match op_of(v) {
+        Some(
+            LLVMOpcode::LLVMGetElementPtr | LLVMOpcode::LLVMAddrSpaceCast | LLVMOpcode::LLVMBitCast,
+        ) => Some(operand(v, 0)),
+        _ => None,
+    }
+}
+
+fn const_int(v: LLVMValueRef) -> Option<i64> {
+    unsafe { (!LLVMIsAConstantInt(v).is_null()).then(|| LLVMConstIntGetSExtValue(v)) }
+}
+
+/// Byte offset a constant-index GEP adds, or `None` if an index is not constant.
+fn gep_offset(ir: &Ir, gep: LLVMValueRef) -> Option<i64> {
+    unsafe {
+        let mut ty = LLVMGetGEPSourceElementType(gep);
+        let n = LLVMGetNumOperands(gep) as u32;
+        let first = const_int(operand(gep, 1))?;
+        let mut off = first.checked_mul(LLVMABISizeOfType(ir.td(), ty) as i64)?;
+        for i in 2..n {
+            let idx = const_int(operand(gep, i))?;
+            if LLVMGetTypeKind(ty) == LLVMTypeKind::LLVMStructTypeKind {
+                off = off.checked_add(LLVMOffsetOfElement(ir.td(), ty, idx as u32) as i64)?;
+                ty = LLVMStructGetTypeAtIndex(ty, idx as u32);
+            } else {
+                ty = LLVMGetElementType(ty);
+                off = off.checked_add(idx.checked_mul(LLVMABISizeOfType(ir.td(), ty) as i64)?)?;
+            }
         }
+        Some(off)
     }
 }
 
-fn heap_space(v: LLVMValueRef) -> bool {
-    matches!(addr_space(v), Some(AS_GENERIC) | Some(AS_GLOBAL))
+/// Offset of `addr` from its root when every step is constant.
+pub fn const_offset(ir: &Ir, mut addr: LLVMValueRef) -> Option<i64> {
+    let mut off = 0i64;
+    while let Some(next) = strip_one(addr) {
+        if op_of(addr) == Some(LLVMOpcode::LLVMGetElementPtr) {
+            off = off.checked_add(gep_offset(ir, addr)?)?;
+        }
+        addr = next;
+    }
+    Some(off)
 }
 
-/// Decides how an access through `addr` (or a pointer computed as `addr`) is checked.
-pub fn decide(addr: LLVMValueRef) -> Decision {
-    if !heap_space(addr) {
-        return Decision::Static;
+/// The object `root` is, if it is one whose size the pass can know.
+fn object_of(ir: &Ir, root: LLVMValueRef) -> Option<Object> {
+    unsafe {
+        if !LLVMIsAAllocaInst(root).is_null() {
+            let count = const_int(LLVMGetOperand(root, 0))?;
+            let size = (count as u64)
+                .checked_mul(LLVMABISizeOfType(ir.td(), LLVMGetAllocatedType(root)))?;
+            return Some(Object {
+                size: ObjSize::Const(size),
+                space: OBJECT_LOCAL,
+                name: crate::ir::name(root),
+            });
+        }
+        if LLVMIsAGlobalVariable(root).is_null() {
+            return None;
+        }
+        let ty = LLVMGlobalGetValueType(root);
+        let bytes = LLVMABISizeOfType(ir.td(), ty);
+        let name = crate::ir::name(root);
+        let space = match addr_space(root) {
+            Some(AS_SHARED) if bytes == 0 => {
+                return Some(Object {
+                    size: ObjSize::DynamicShared,
+                    space: OBJECT_DYNAMIC_SHARED,
+                    name,
+                })
+            }
+            Some(AS_SHARED) => OBJECT_SHARED,
+            Some(AS_GLOBAL | AS_CONST | AS_GENERIC) => OBJECT_GLOBAL_VAR,
+            _ => return None,
+        };
+        (bytes > 0).then_some(Object {
+            size: ObjSize::Const(bytes),
+            space,
+            name,
+        })
     }
+}
+
+/// Decides how an access of `len` bytes (if known) through `addr` is checked.
+pub fn decide(ir: &Ir, addr: LLVMValueRef, len: Option<u64>) -> Decision {
     let root = root_of(addr);
-    let statically_known =
-        unsafe { !LLVMIsAAllocaInst(root).is_null() || !LLVMIsAConstant(root).is_null() };
-    if statically_known || !heap_space(root) {
-        Decision::Static
+    if let Some(object) = object_of(ir, root) {
+        if let (ObjSize::Const(size), Some(len), Some(off)) =
+            (object.size, len, const_offset(ir, addr))
+        {
+            if off >= 0 && (off as u64).checked_add(len).is_some_and(|end| end <= size) {
+                return Decision::Proven;
+            }
+        }
+        return Decision::Object { root, object };
+    }
+    let heap_space = |v| matches!(addr_space(v), Some(AS_GENERIC | AS_GLOBAL));
+    let constant =
+        unsafe { !LLVMIsAConstant(root).is_null() || !LLVMIsAAllocaInst(root).is_null() };
+    if heap_space(addr) && heap_space(root) && !constant {
+        Decision::Heap { root }
     } else {
-        Decision::Check { root }
+        Decision::Unknown
     }
 }

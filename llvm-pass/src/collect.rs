@@ -2,7 +2,7 @@
 //! (the AddressSanitizer way): every load, store, atomicrmw, cmpxchg and
 //! llvm.memcpy/memmove/memset, with the ranges each touches.
 
-use crate::classify::{decide, Decision};
+use crate::classify::{decide, Decision, Object};
 use crate::ir::{callee, is_intrinsic, name, opcode, operand, Ir};
 use cusafe_format::report::{ACCESS_ATOMIC, ACCESS_RANGE, ACCESS_WRITE};
 use llvm_sys::core::*;
@@ -18,13 +18,24 @@ pub enum Len {
     Value(LLVMValueRef),
 }
 
-/// One address range an instruction touches, to be checked against `root`'s block.
-#[derive(Clone, Copy, Debug)]
+/// What a range is checked against.
+#[derive(Clone, Debug)]
+pub enum Target {
+    /// The heap block the root's tag names (run time).
+    Heap,
+    /// A statically known object starting at the root.
+    Object(Object),
+}
+
+/// One address range an instruction touches, to be checked against its root.
+#[derive(Clone, Debug)]
 pub struct Range {
     /// Start address.
     pub addr: LLVMValueRef,
-    /// Root pointer (names the block).
+    /// Root pointer (names the block or object).
     pub root: LLVMValueRef,
+    /// What the root is.
+    pub target: Target,
     /// Bytes touched.
     pub len: Len,
     /// `format::report::ACCESS_*` flags.
@@ -45,8 +56,10 @@ pub struct Access {
 pub struct Found {
     /// Accesses to check.
     pub accesses: Vec<Access>,
-    /// Accesses whose object is static (alloca, global, shared, local): not heap-checked.
-    pub static_skipped: u32,
+    /// Accesses proven in bounds of a known object at compile time (no check).
+    pub proven: u32,
+    /// Accesses with nothing to check against (constant addresses, objects of unknown size).
+    pub unknown: u32,
     /// Memory-touching intrinsic calls the pass does not understand (left unchecked).
     pub unknown_intrinsics: u32,
 }
@@ -90,16 +103,26 @@ fn takes_pointer(call: LLVMValueRef) -> bool {
 }
 
 impl Found {
-    fn add(&mut self, ranges: &mut Vec<Range>, addr: LLVMValueRef, len: Len, flags: u32) {
-        match decide(addr) {
-            Decision::Check { root } => ranges.push(Range {
-                addr,
-                root,
-                len,
-                flags,
-            }),
-            Decision::Static => self.static_skipped += 1,
-        }
+    fn add(&mut self, ir: &Ir, ranges: &mut Vec<Range>, addr: LLVMValueRef, len: Len, flags: u32) {
+        let known = match len {
+            Len::Const(n) => Some(n),
+            Len::Value(v) => unsafe {
+                (!LLVMIsAConstantInt(v).is_null()).then(|| LLVMConstIntGetZExtValue(v))
+            },
+        };
+        let (root, target) = match decide(ir, addr, known) {
+            Decision::Heap { root } => (root, Target::Heap),
+            Decision::Object { root, object } => (root, Target::Object(object)),
+            Decision::Proven => return self.proven += 1,
+            Decision::Unknown => return self.unknown += 1,
+        };
+        ranges.push(Range {
+            addr,
+            root,
+            target,
+            len,
+            flags,
+        });
     }
 
     fn visit(&mut self, ir: &Ir, inst: LLVMValueRef) {
@@ -108,15 +131,22 @@ impl Found {
             match opcode(inst) {
                 Some(LLVMOpcode::LLVMLoad) => {
                     let len = ir.store_size(LLVMTypeOf(inst));
-                    self.add(&mut ranges, operand(inst, 0), Len::Const(len), 0);
+                    self.add(ir, &mut ranges, operand(inst, 0), Len::Const(len), 0);
                 }
                 Some(LLVMOpcode::LLVMStore) => {
                     let len = ir.store_size(LLVMTypeOf(operand(inst, 0)));
-                    self.add(&mut ranges, operand(inst, 1), Len::Const(len), ACCESS_WRITE);
+                    self.add(
+                        ir,
+                        &mut ranges,
+                        operand(inst, 1),
+                        Len::Const(len),
+                        ACCESS_WRITE,
+                    );
                 }
                 Some(LLVMOpcode::LLVMAtomicRMW | LLVMOpcode::LLVMAtomicCmpXchg) => {
                     let len = ir.store_size(LLVMTypeOf(operand(inst, 1)));
                     self.add(
+                        ir,
                         &mut ranges,
                         operand(inst, 0),
                         Len::Const(len),
@@ -132,13 +162,14 @@ impl Found {
                         Some(copies) => {
                             let len = Len::Value(operand(inst, 2));
                             self.add(
+                                ir,
                                 &mut ranges,
                                 operand(inst, 0),
                                 len,
                                 ACCESS_RANGE | ACCESS_WRITE,
                             );
                             if copies {
-                                self.add(&mut ranges, operand(inst, 1), len, ACCESS_RANGE);
+                                self.add(ir, &mut ranges, operand(inst, 1), len, ACCESS_RANGE);
                             }
                         }
                         None if !is_harmless_intrinsic(f) && takes_pointer(inst) => {

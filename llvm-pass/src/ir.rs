@@ -67,6 +67,11 @@ impl Ir {
         }
     }
 
+    /// The module's data layout.
+    pub fn td(&self) -> LLVMTargetDataRef {
+        self.td
+    }
+
     /// Bytes written by a store of type `ty`.
     pub fn store_size(&self, ty: LLVMTypeRef) -> u64 {
         unsafe { LLVMStoreSizeOfType(self.td, ty) }

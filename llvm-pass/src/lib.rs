@@ -67,7 +67,7 @@ fn instrument_module(ir: &Ir) -> Result<(), String> {
     for f in defined_functions(ir.module) {
         let insts = ir::instructions(f);
         let found = collect::collect(ir, &insts);
-        let escapes = arith::collect(&insts);
+        let escapes = arith::collect(ir, &insts);
         for e in &escapes {
             arith::instrument(ir, e);
         }

@@ -49,10 +49,17 @@ pub fn source_pos(inst: LLVMValueRef) -> (String, u32, u32) {
 }
 
 impl Sites {
-    /// The generic-address-space pointer to the site text for `inst` in `func`.
-    pub fn text(&mut self, ir: &Ir, func: LLVMValueRef, inst: LLVMValueRef) -> LLVMValueRef {
+    /// The generic-address-space pointer to the site text for `inst` in `func`
+    /// (`object`: the name of the object an object check is about, else empty).
+    pub fn text(
+        &mut self,
+        ir: &Ir,
+        func: LLVMValueRef,
+        inst: LLVMValueRef,
+        object: &str,
+    ) -> LLVMValueRef {
         let (file, line, col) = source_pos(inst);
-        let text = encode_loc(&name(func), &file, line, col);
+        let text = encode_loc(&name(func), &file, line, col, object);
         if let Some(&g) = self.texts.get(&text) {
             return g;
         }

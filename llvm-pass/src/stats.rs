@@ -1,6 +1,6 @@
 //! Per-function instrumentation counts and the stats line (`CUSAFE_PASS_STATS=1`).
 
-use crate::collect::{Access, Found};
+use crate::collect::{Access, Found, Target};
 use cusafe_format::report::{ACCESS_ATOMIC, ACCESS_RANGE, ACCESS_WRITE};
 
 /// What the pass did to one function.
@@ -16,8 +16,12 @@ pub struct Stats {
     pub ranges: u32,
     /// GEPs given the pointer-arithmetic rule.
     pub arith: u32,
-    /// Accesses to static objects (not heap-checked).
-    pub static_skipped: u32,
+    /// Of the checks, those against statically known objects (no header load).
+    pub objects: u32,
+    /// Accesses proven in bounds at compile time (no check).
+    pub proven: u32,
+    /// Accesses with nothing to check against (constant addresses, unknown sizes).
+    pub unknown: u32,
     /// Pointer-taking intrinsics left unchecked.
     pub unknown_intrinsics: u32,
 }
@@ -27,11 +31,15 @@ impl Stats {
     pub fn of(found: &Found, arith: usize) -> Stats {
         let mut s = Stats {
             arith: arith as u32,
-            static_skipped: found.static_skipped,
+            proven: found.proven,
+            unknown: found.unknown,
             unknown_intrinsics: found.unknown_intrinsics,
             ..Stats::default()
         };
         for r in found.accesses.iter().flat_map(|a: &Access| &a.ranges) {
+            if let Target::Object(_) = r.target {
+                s.objects += 1;
+            }
             let slot = if r.flags & ACCESS_RANGE != 0 {
                 &mut s.ranges
             } else if r.flags & ACCESS_ATOMIC != 0 {
@@ -54,8 +62,8 @@ impl Stats {
     /// The stats line for function `name` (`kind` is "kernel" or "device function").
     pub fn line(&self, kind: &str, name: &str) -> String {
         format!(
-            "cusafe: {kind} {name}: {} checks ({} loads, {} stores, {} atomics, {} ranges), {} arithmetic rules, {} static accesses not heap-checked, {} intrinsic accesses unchecked",
-            self.checks(), self.loads, self.stores, self.atomics, self.ranges, self.arith, self.static_skipped, self.unknown_intrinsics
+            "cusafe: {kind} {name}: {} checks ({} loads, {} stores, {} atomics, {} ranges; {} against known objects), {} arithmetic rules, {} proven in bounds, {} unchecked (constant address or unknown size), {} intrinsic accesses unchecked",
+            self.checks(), self.loads, self.stores, self.atomics, self.ranges, self.objects, self.arith, self.proven, self.unknown, self.unknown_intrinsics
         )
     }
 }

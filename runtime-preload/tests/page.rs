@@ -20,6 +20,7 @@ fn record(line: u32) -> Record {
         file: "a.cu".into(),
         line,
         col: 7,
+        object: String::new(),
     }
 }
 

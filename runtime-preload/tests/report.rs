@@ -1,9 +1,12 @@
 //! Record → report text and JSON (golden strings), host reports, call-site filtering.
 
-use cusafe_format::report::{DeviceKind, Record, ACCESS_RANGE, ACCESS_WRITE, NO_HEADER};
+use cusafe_format::report::{
+    DeviceKind, Record, ACCESS_RANGE, ACCESS_WRITE, NO_HEADER, OBJECT_DYNAMIC_SHARED,
+    OBJECT_GLOBAL_VAR, OBJECT_LOCAL, OBJECT_SHARED,
+};
 use cusafe_rt::alloc::{BlockInfo, BlockTable};
 use cusafe_rt::report::host::{free_report, leak_report};
-use cusafe_rt::report::refine::{refine, PSEUDO_BIT};
+use cusafe_rt::report::refine::refine;
 use cusafe_rt::report::site::{parse, program_frames, render_frames, Frame};
 use cusafe_rt::report::{json, text, Kind};
 
@@ -41,6 +44,7 @@ fn record(kind: DeviceKind, addr: u64, root: u64, header: u64, flags: u32) -> Re
         file: "vec.cu".into(),
         line: 12,
         col: 5,
+        object: String::new(),
     }
 }
 
@@ -127,22 +131,57 @@ fn refinement_of_every_device_kind() {
         r.detail,
         "the pointer left its buffer; 0x00000e0000401488 is 4600 bytes after the end of the 400-byte buffer #3 (live), the nearest buffer"
     );
-    let local = 0x7f26_9d00_0010 | PSEUDO_BIT;
-    assert_eq!(
-        kind(record(DeviceKind::OutOfBounds, local, local, 0, 0), &live),
-        Kind::StackUseAfterReturn
-    );
-    assert_eq!(
-        kind(record(DeviceKind::OutOfBounds, local, local, 64, 0), &live),
-        Kind::StackOrSharedBufferOverflow
-    );
-    let global = 0x7f26_8be0_0400;
+    let foreign = 0x7f26_8be0_0400;
     assert_eq!(
         kind(
-            record(DeviceKind::OutOfBounds, global, global, NO_HEADER, 0),
+            record(DeviceKind::OutOfBounds, foreign, foreign, NO_HEADER, 0),
             &live
         ),
-        Kind::StaticBufferOverflow
+        Kind::WildAccess
+    );
+}
+
+#[test]
+fn object_overflows_take_their_kind_from_the_space_and_name_the_object() {
+    let live = BlockTable::default();
+    let local = 0x7f26_9d00_0010;
+    for (space, want) in [
+        (OBJECT_LOCAL, Kind::StackBufferOverflow),
+        (OBJECT_SHARED, Kind::SharedBufferOverflow),
+        (OBJECT_DYNAMIC_SHARED, Kind::SharedBufferOverflow),
+        (OBJECT_GLOBAL_VAR, Kind::GlobalBufferOverflow),
+    ] {
+        let mut rec = record(
+            DeviceKind::ObjectOutOfBounds,
+            local + 64,
+            local,
+            64,
+            space | ACCESS_WRITE,
+        );
+        rec.object = "tile".into();
+        let r = refine(&rec, &live);
+        assert_eq!(r.kind, want);
+        assert!(r.buffer.is_none());
+        assert!(
+            r.detail.contains("0 bytes after the end of the 64-byte"),
+            "{}",
+            r.detail
+        );
+        assert!(r.detail.ends_with("'tile'"), "{}", r.detail);
+    }
+    let under = refine(
+        &record(
+            DeviceKind::ObjectOutOfBounds,
+            local - 4,
+            local,
+            64,
+            OBJECT_LOCAL,
+        ),
+        &live,
+    );
+    assert_eq!(
+        under.detail,
+        "0x00007f269d00000c is 4 bytes before the start of the 64-byte local array"
     );
 }
 

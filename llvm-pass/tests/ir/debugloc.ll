@@ -17,4 +17,4 @@ define void @kern(ptr %a) !dbg !5 {
 !6 = !DISubroutineType(types: !7)
 !7 = !{}
 !8 = !DILocation(line: 12, column: 9, scope: !5)
-; CHECK: @__cusafe_loc.0 = private unnamed_addr addrspace(1) constant [{{[0-9]+}} x i8] c"kern\1Fexamples/overflow.cu\1F12\1F9\00"
+; CHECK: @__cusafe_loc.0 = private unnamed_addr addrspace(1) constant [{{[0-9]+}} x i8] c"kern\1Fexamples/overflow.cu\1F12\1F9\1F\00"

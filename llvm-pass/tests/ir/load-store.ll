@@ -41,4 +41,4 @@ define void @k(ptr %a, i64 %i) {
 ; The runtime is linked in and internal.
 ; CHECK: define internal void @__cusafe_report(
 ; CHECK: [[COLD]] = !{!"branch_weights", i32 1, i32 1048575}
-; STATS: cusafe: kernel k: 2 checks (1 loads, 1 stores, 0 atomics, 0 ranges), 0 arithmetic rules
+; STATS: cusafe: kernel k: 2 checks (1 loads, 1 stores, 0 atomics, 0 ranges; 0 against known objects), 0 arithmetic rules

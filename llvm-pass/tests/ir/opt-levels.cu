@@ -14,6 +14,6 @@ __global__ void saxpy(float a, const float *x, float *y, int n) {
 
 // At -O0 every load of a local variable is an access too (to allocas: static, not
 // heap-checked), and the pointers themselves are reloaded from allocas first.
-// O0: cusafe: kernel _Z5saxpyfPKfPfi: 3 checks (2 loads, 1 stores, 0 atomics, 0 ranges)
-// OPT: cusafe: kernel _Z5saxpyfPKfPfi: 3 checks (2 loads, 1 stores, 0 atomics, 0 ranges), 0 arithmetic rules
+// O0: cusafe: kernel _Z5saxpyfPKfPfi: 3 checks (2 loads, 1 stores, 0 atomics, 0 ranges; 0 against known objects), 0 arithmetic rules, {{[0-9]+}} proven in bounds
+// OPT: cusafe: kernel _Z5saxpyfPKfPfi: 3 checks (2 loads, 1 stores, 0 atomics, 0 ranges; 0 against known objects), 0 arithmetic rules, 0 proven in bounds
 // PLAIN-NOT: cusafe:

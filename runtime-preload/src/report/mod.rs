@@ -30,13 +30,12 @@ pub enum Kind {
     PointerOverflow,
     /// An address in a cusafe window that belongs to no known buffer.
     WildAccess,
-    /// A local object accessed after its function returned.
-    StackUseAfterReturn,
-    /// A local or `__shared__` array accessed outside its bounds.
-    StackOrSharedBufferOverflow,
-    /// An object of fixed size (a `__device__` global, shared memory) accessed outside
-    /// its bounds.
-    StaticBufferOverflow,
+    /// A local (stack) array accessed outside its bounds.
+    StackBufferOverflow,
+    /// A `__shared__` array, or the dynamic shared-memory window, accessed outside its bounds.
+    SharedBufferOverflow,
+    /// A `__device__` global variable accessed outside its bounds.
+    GlobalBufferOverflow,
     /// `cudaFree` of a buffer that was already freed.
     DoubleFree,
     /// `cudaFree` of a pointer that is not the start of a buffer.
@@ -55,9 +54,9 @@ impl Kind {
             Kind::UseAfterFree => "use-after-free",
             Kind::PointerOverflow => "pointer-overflow",
             Kind::WildAccess => "wild-access",
-            Kind::StackUseAfterReturn => "stack-use-after-return",
-            Kind::StackOrSharedBufferOverflow => "stack-or-shared-buffer-overflow",
-            Kind::StaticBufferOverflow => "static-buffer-overflow",
+            Kind::StackBufferOverflow => "stack-buffer-overflow",
+            Kind::SharedBufferOverflow => "shared-buffer-overflow",
+            Kind::GlobalBufferOverflow => "global-buffer-overflow",
             Kind::DoubleFree => "double-free",
             Kind::InvalidFree => "invalid-free",
             Kind::ApiOutOfBounds => "api-out-of-bounds",
@@ -80,14 +79,14 @@ impl Kind {
             Kind::WildAccess => {
                 "the pointer points into no buffer cusafe knows: it is uninitialised, corrupted, or computed from an unrelated value"
             }
-            Kind::StackUseAfterReturn => {
-                "a pointer to a local variable was used after its function returned: do not keep pointers to locals beyond their scope"
+            Kind::StackBufferOverflow => {
+                "the access is outside a local array: check the index against the array's length"
             }
-            Kind::StackOrSharedBufferOverflow => {
-                "the access is outside a local or __shared__ array: check the index against the array's length"
+            Kind::SharedBufferOverflow => {
+                "the access is outside a __shared__ array (or the dynamic shared memory the launch gave): check the index against the array's length and the launch's shared-memory size"
             }
-            Kind::StaticBufferOverflow => {
-                "the access is outside a fixed-size object (__device__ global or shared memory): check the index against its length"
+            Kind::GlobalBufferOverflow => {
+                "the access is outside a __device__ global array: check the index against the array's length"
             }
             Kind::DoubleFree => {
                 "the buffer was already freed: free each allocation exactly once (reset the pointer after cudaFree)"

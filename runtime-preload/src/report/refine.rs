@@ -5,14 +5,14 @@
 //! address was derived from), so the root names the buffer; when the address landed
 //! in another buffer (a non-linear jump), the report says that too.
 
-use cusafe_format::pointer::{is_cusafe, is_poisoned, POISON_MASK};
-use cusafe_format::report::{DeviceKind, Record, ACCESS_ATOMIC, ACCESS_RANGE, ACCESS_WRITE};
+use cusafe_format::pointer::{is_cusafe, POISON_MASK};
+use cusafe_format::report::{
+    DeviceKind, Record, ACCESS_ATOMIC, ACCESS_RANGE, ACCESS_WRITE, OBJECT_DYNAMIC_SHARED,
+    OBJECT_GLOBAL_VAR, OBJECT_LOCAL, OBJECT_SHARED,
+};
 
 use super::{buffer_phrase, demangle, relation, Access, Buffer, Kind, Origin, Report};
 use crate::alloc::{BlockInfo, BlockTable};
-
-/// Bit 47 marks a local or shared pseudo-pointer (design §3).
-pub const PSEUDO_BIT: u64 = 1 << 47;
 
 /// Refines `rec` into a report with the blocks of `table`.
 pub fn refine(rec: &Record, table: &BlockTable) -> Report {
@@ -36,16 +36,9 @@ pub fn refine(rec: &Record, table: &BlockTable) -> Report {
             // The root itself left its buffer: name the buffer nearest to it.
             (Kind::PointerOverflow, table.nearest(rec.root).cloned())
         }
-        DeviceKind::OutOfBounds if addr & PSEUDO_BIT != 0 && !is_poisoned(addr) => {
-            let kind = if rec.header_size == 0 {
-                Kind::StackUseAfterReturn
-            } else {
-                Kind::StackOrSharedBufferOverflow
-            };
-            (kind, None)
-        }
+        DeviceKind::ObjectOutOfBounds => (object_kind(rec.flags), None),
         DeviceKind::OutOfBounds => match [rec.root, addr].into_iter().find(|&p| is_cusafe(p)) {
-            None => (Kind::StaticBufferOverflow, None),
+            None => (Kind::WildAccess, None),
             Some(key) => match table.lookup(key).cloned() {
                 Some(b) if b.freed => (Kind::UseAfterFree, Some(b)),
                 Some(b) => (Kind::HeapBufferOverflow, Some(b)),
@@ -53,7 +46,10 @@ pub fn refine(rec: &Record, table: &BlockTable) -> Report {
             },
         },
     };
-    let mut detail = describe(kind, addr, access.size, block.as_ref(), rec.header_size);
+    let mut detail = match rec.kind {
+        DeviceKind::ObjectOutOfBounds => describe_object(rec),
+        _ => describe(kind, addr, access.size, block.as_ref()),
+    };
     if let (Some(b), Some(other)) = (&block, table.lookup(addr)) {
         if other.id != b.id {
             detail.push_str(&format!(", inside {}", buffer_phrase(other)));
@@ -73,7 +69,47 @@ pub fn refine(rec: &Record, table: &BlockTable) -> Report {
     }
 }
 
-fn describe(kind: Kind, addr: u64, len: u64, block: Option<&BlockInfo>, header: u64) -> String {
+/// The report kind of an object overflow, from the object's space flag.
+fn object_kind(flags: u32) -> Kind {
+    if flags & OBJECT_LOCAL != 0 {
+        Kind::StackBufferOverflow
+    } else if flags & (OBJECT_SHARED | OBJECT_DYNAMIC_SHARED) != 0 {
+        Kind::SharedBufferOverflow
+    } else {
+        debug_assert!(
+            flags & OBJECT_GLOBAL_VAR != 0,
+            "object record without a space flag"
+        );
+        Kind::GlobalBufferOverflow
+    }
+}
+
+/// "0x... is 4 bytes after the end of the 64-byte local array 'tile'".
+fn describe_object(rec: &Record) -> String {
+    let what = if rec.flags & OBJECT_LOCAL != 0 {
+        "local array"
+    } else if rec.flags & OBJECT_DYNAMIC_SHARED != 0 {
+        "dynamic shared memory of this launch"
+    } else if rec.flags & OBJECT_SHARED != 0 {
+        "__shared__ array"
+    } else {
+        "__device__ array"
+    };
+    let name = if rec.object.is_empty() {
+        String::new()
+    } else {
+        format!(" '{}'", rec.object)
+    };
+    let offset = rec.addr.wrapping_sub(rec.root) as i64;
+    format!(
+        "{:#018x} is {} the {}-byte {what}{name}",
+        rec.addr,
+        relation(offset, u64::from(rec.access_size), rec.header_size),
+        rec.header_size
+    )
+}
+
+fn describe(kind: Kind, addr: u64, len: u64, block: Option<&BlockInfo>) -> String {
     let a = addr & !POISON_MASK;
     match (kind, block) {
         (Kind::PointerOverflow, Some(b)) => format!(
@@ -92,12 +128,6 @@ fn describe(kind: Kind, addr: u64, len: u64, block: Option<&BlockInfo>, header: 
         (Kind::WildAccess, None) => {
             format!("{a:#018x} is inside a cusafe window but in no buffer allocated so far")
         }
-        (Kind::StackUseAfterReturn, None) => {
-            format!("{a:#018x} points to a local object of a function that has returned")
-        }
-        (_, None) if header == u64::MAX => {
-            format!("{a:#018x} is outside the object (size known at compile time)")
-        }
-        (_, None) => format!("{a:#018x} is outside the {header}-byte object"),
+        (_, None) => format!("{a:#018x} is outside every buffer cusafe knows"),
     }
 }

@@ -4,7 +4,7 @@ target datalayout = "e-i64:64-i128:128-v16:16-v32:32-n16:32:64"
 target triple = "nvptx64-nvidia-cuda"
 
 @__cusafe_no_header = internal addrspace(1) global i64 0
-@__cusafe_loc.0 = private unnamed_addr addrspace(1) constant [55 x i8] c"k\1F<unknown: compile with -g or -gline-tables-only>\1F0\1F0\00"
+@__cusafe_loc.0 = private unnamed_addr addrspace(1) constant [56 x i8] c"k\1F<unknown: compile with -g or -gline-tables-only>\1F0\1F0\1F\00"
 @__cusafe_site.0 = internal addrspace(1) global i32 0
 @__cusafe_site.1 = internal addrspace(1) global i32 0
 
@@ -33,22 +33,22 @@ define void @k(ptr %a, i64 %i) {
   %19 = xor i1 %17, true
   %20 = and i1 %6, %19
   %21 = or i1 %18, %20
-  br i1 %21, label %22, label %27, !prof !4
+  %22 = select i1 %18, i32 1, i32 2
+  %23 = xor i1 %18, true
+  %24 = and i1 %6, %23
+  %25 = select i1 %24, i64 %cusafe.size, i64 -1
+  br i1 %21, label %26, label %27, !prof !4
 
-22:                                               ; preds = %0
-  %23 = select i1 %18, i32 1, i32 2
-  %24 = xor i1 %18, true
-  %25 = and i1 %6, %24
-  %26 = select i1 %25, i64 %cusafe.size, i64 -1
-  call void @__cusafe_report(i32 %23, i64 %2, i64 %1, i64 %26, i32 8, i32 0, ptr addrspacecast (ptr addrspace(1) @__cusafe_loc.0 to ptr), ptr addrspacecast (ptr addrspace(1) @__cusafe_site.0 to ptr))
+26:                                               ; preds = %0
+  call void @__cusafe_report(i32 %22, i64 %2, i64 %1, i64 %25, i32 8, i32 0, ptr addrspacecast (ptr addrspace(1) @__cusafe_loc.0 to ptr), ptr addrspacecast (ptr addrspace(1) @__cusafe_site.0 to ptr))
   br label %28
 
 27:                                               ; preds = %0
   %v = load double, ptr %p, align 8
   br label %28
 
-28:                                               ; preds = %22, %27
-  %cusafe.val = phi double [ %v, %27 ], [ 0.000000e+00, %22 ]
+28:                                               ; preds = %26, %27
+  %cusafe.val = phi double [ %v, %27 ], [ 0.000000e+00, %26 ]
   %29 = ptrtoint ptr %a to i64
   %30 = ptrtoint ptr %p to i64
   %31 = lshr i64 %29, 41
@@ -72,21 +72,21 @@ define void @k(ptr %a, i64 %i) {
   %47 = xor i1 %45, true
   %48 = and i1 %34, %47
   %49 = or i1 %46, %48
-  br i1 %49, label %50, label %55, !prof !4
+  %50 = select i1 %46, i32 1, i32 2
+  %51 = xor i1 %46, true
+  %52 = and i1 %34, %51
+  %53 = select i1 %52, i64 %cusafe.size2, i64 -1
+  br i1 %49, label %54, label %55, !prof !4
 
-50:                                               ; preds = %28
-  %51 = select i1 %46, i32 1, i32 2
-  %52 = xor i1 %46, true
-  %53 = and i1 %34, %52
-  %54 = select i1 %53, i64 %cusafe.size2, i64 -1
-  call void @__cusafe_report(i32 %51, i64 %30, i64 %29, i64 %54, i32 8, i32 3, ptr addrspacecast (ptr addrspace(1) @__cusafe_loc.0 to ptr), ptr addrspacecast (ptr addrspace(1) @__cusafe_site.1 to ptr))
+54:                                               ; preds = %28
+  call void @__cusafe_report(i32 %50, i64 %30, i64 %29, i64 %53, i32 8, i32 3, ptr addrspacecast (ptr addrspace(1) @__cusafe_loc.0 to ptr), ptr addrspacecast (ptr addrspace(1) @__cusafe_site.1 to ptr))
   br label %56
 
 55:                                               ; preds = %28
   %old = atomicrmw fadd ptr %p, double %cusafe.val monotonic, align 8
   br label %56
 
-56:                                               ; preds = %50, %55
+56:                                               ; preds = %54, %55
   ret void
 }
 

@@ -1,0 +1,25 @@
+; extern __shared__ arrays (size 0 in IR) are bounded by the launch's dynamic shared
+; memory size, read from %dynamic_smem_size.
+; RUN: %opt %s -o %t.ll
+; RUN: %verify %t.ll
+; RUN: FileCheck %s < %t.ll
+; RUN: %llc %t.ll -o %t.ptx
+; RUN: %ptxas %t.ptx -o %t.cubin
+; RUN: FileCheck %s --check-prefix=PTX < %t.ptx
+target datalayout = "e-i64:64-i128:128-v16:16-v32:32-n16:32:64"
+target triple = "nvptx64-nvidia-cuda"
+
+@smem = external addrspace(3) global [0 x float], align 4
+
+define void @k(i64 %i) {
+  %p = getelementptr inbounds float, ptr addrspacecast (ptr addrspace(3) @smem to ptr), i64 %i
+  store float 0.0, ptr %p, align 4
+  ret void
+}
+!nvvm.annotations = !{!0}
+!0 = !{ptr @k, !"kernel", i32 1}
+; CHECK: [[SZ:%.*]] = call i32 asm "mov.u32 $0, %dynamic_smem_size;", "=r"()
+; CHECK: [[SZ64:%.*]] = zext i32 [[SZ]] to i64
+; CHECK: icmp ule i64 {{%.*}}, [[SZ64]]
+; CHECK: call void @__cusafe_report(i32 3, {{.*}}, i64 [[SZ64]], i32 4, i32 33,
+; PTX: %dynamic_smem_size

@@ -1,0 +1,59 @@
+; Accesses whose root is an object known at compile time are checked against the
+; object's size, with no header load: local arrays, __shared__ arrays and __device__
+; globals (the static fast path). Constant offsets that fit are proven and not checked.
+; RUN: %opt %s -o %t.ll 2>%t.stats
+; RUN: %verify %t.ll
+; RUN: FileCheck %s < %t.ll
+; RUN: FileCheck %s --check-prefix=LOC < %t.ll
+; RUN: FileCheck %s --check-prefix=STATS < %t.stats
+target datalayout = "e-i64:64-i128:128-v16:16-v32:32-n16:32:64"
+target triple = "nvptx64-nvidia-cuda"
+
+@_ZZ1kE4tile = internal addrspace(3) global [32 x float] undef
+@dev = addrspace(1) global [8 x i32] zeroinitializer
+
+define void @k(i64 %i) {
+  %arr = alloca [4 x i32], align 4
+  %pa = getelementptr inbounds [4 x i32], ptr %arr, i64 0, i64 %i
+  store i32 1, ptr %pa, align 4
+  %ps = getelementptr inbounds [32 x float], ptr addrspace(3) @_ZZ1kE4tile, i64 0, i64 %i
+  store float 1.0, ptr addrspace(3) %ps, align 4
+  %pg = getelementptr inbounds [32 x float], ptr addrspacecast (ptr addrspace(3) @_ZZ1kE4tile to ptr), i64 0, i64 %i
+  %v = load float, ptr %pg, align 4
+  %pd = getelementptr inbounds [8 x i32], ptr addrspace(1) @dev, i64 0, i64 %i
+  %w = load i32, ptr addrspace(1) %pd, align 4
+  ; Proven: constant offsets inside the objects.
+  %c1 = getelementptr inbounds [4 x i32], ptr %arr, i64 0, i64 3
+  store i32 2, ptr %c1, align 4
+  %c2 = getelementptr inbounds i8, ptr addrspace(1) @dev, i64 28
+  %x = load i32, ptr addrspace(1) %c2, align 4
+  ; A constant offset past the end is checked (and fails when it runs).
+  %c3 = getelementptr inbounds i8, ptr addrspace(1) @dev, i64 30
+  %y = load i32, ptr addrspace(1) %c3, align 4
+  ret void
+}
+; CHECK-LABEL: define void @k(
+; Local array: offset from the alloca, size 16, local flag (8) | write (1).
+; CHECK: [[B:%.*]] = ptrtoint ptr %arr to i64
+; CHECK: [[A:%.*]] = ptrtoint ptr %pa to i64
+; CHECK: [[OFF:%.*]] = sub i64 [[A]], [[B]]
+; CHECK: [[END:%.*]] = add i64 [[OFF]], 4
+; CHECK: icmp ule i64 [[END]], 16
+; CHECK-NOT: load i64
+; CHECK: call void @__cusafe_report(i32 3, i64 [[A]], i64 [[B]], i64 16, i32 4, i32 9, ptr {{.*}})
+; Shared array in its own address space: size 128, shared flag (16) | write.
+; CHECK: sub i64 {{%.*}}, ptrtoint (ptr addrspace(3) @_ZZ1kE4tile to i64)
+; CHECK: call void @__cusafe_report(i32 3, {{.*}}, i64 128, i32 4, i32 17,
+; The same array through a generic pointer is compared in the generic space.
+; CHECK: sub i64 {{%.*}}, ptrtoint (ptr addrspacecast (ptr addrspace(3) @_ZZ1kE4tile to ptr) to i64)
+; CHECK: call void @__cusafe_report(i32 3, {{.*}}, i64 128, i32 4, i32 16,
+; __device__ array: size 32, global-variable flag (64).
+; CHECK: call void @__cusafe_report(i32 3, {{.*}}, i64 32, i32 4, i32 64,
+; CHECK: store i32 2, ptr %c1
+; CHECK-NEXT: getelementptr inbounds i8, ptr addrspace(1) @dev, i64 28
+; CHECK-NEXT: load i32, ptr addrspace(1) %c2
+; CHECK: call void @__cusafe_report(i32 3, {{.*}}, i64 32, i32 4, i32 64,
+; CHECK: load i32, ptr addrspace(1) %c3
+; The site text names the object (mangled; the runtime demangles).
+; LOC: c"k\1F<unknown: compile with -g or -gline-tables-only>\1F0\1F0\1F_ZZ1kE4tile\00"
+; STATS: device function k: 5 checks (3 loads, 2 stores, 0 atomics, 0 ranges; 5 against known objects), 0 arithmetic rules, 2 proven in bounds, 0 unchecked
