@@ -63,7 +63,8 @@ pub const OBJECT_DYNAMIC_SHARED: u32 = 32;
 /// Object space flag: a `__device__` global variable.
 pub const OBJECT_GLOBAL_VAR: u32 = 64;
 /// All object space flags.
-pub const OBJECT_SPACES: u32 = OBJECT_LOCAL | OBJECT_SHARED | OBJECT_DYNAMIC_SHARED | OBJECT_GLOBAL_VAR;
+pub const OBJECT_SPACES: u32 =
+    OBJECT_LOCAL | OBJECT_SHARED | OBJECT_DYNAMIC_SHARED | OBJECT_GLOBAL_VAR;
 
 /// The page header as the runtime initialises it: magic, version, capacity, the rest
 /// zero. The records after the header must be zeroed too (state 0: empty).
