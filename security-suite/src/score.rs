@@ -1,6 +1,7 @@
 //! Verdicts per program and tool, and the tables.
 
 use crate::expect::Expectation;
+use crate::manifest::{Entry, Manifest};
 use crate::parse::{cusafe_reports, memcheck_reports, program_output, Found};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -28,6 +29,8 @@ pub enum Verdict {
     FalsePositive(String),
     /// A correct program's output or exit code differed from the plain build's.
     Differs(String),
+    /// Nothing reported for a bug the manifest marks out of scope (the reason).
+    ExpectedMiss(String),
     /// No log for this run.
     NotRun,
 }
@@ -41,6 +44,7 @@ impl Verdict {
             Verdict::Clean => "clean".into(),
             Verdict::FalsePositive(w) => format!("FALSE POSITIVE ({w})"),
             Verdict::Differs(w) => format!("output differs ({w})"),
+            Verdict::ExpectedMiss(why) => format!("expected miss ({why})"),
             Verdict::NotRun => "not run".into(),
         }
     }
@@ -53,6 +57,24 @@ pub struct Row {
     pub expect: Expectation,
     /// Verdict per tool, keyed by tool name.
     pub verdicts: BTreeMap<String, Verdict>,
+    /// The program's manifest entry, when scored with a manifest.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub entry: Option<Entry>,
+}
+
+impl Row {
+    /// Whether the row counts in the found/missed totals: bugs the manifest marks out
+    /// of scope do not.
+    pub fn in_scope(&self) -> bool {
+        self.entry.as_ref().is_none_or(|e| e.in_scope)
+    }
+
+    fn cell(&self, tool: &str) -> String {
+        match &self.verdicts[tool] {
+            Verdict::Found if !self.in_scope() => "found (out of scope)".into(),
+            v => v.cell(),
+        }
+    }
 }
 
 fn describe(f: &Found) -> String {
@@ -125,6 +147,17 @@ pub fn exit_codes(tsv: &str) -> BTreeMap<(String, String), i32> {
 
 /// Scores every expectation against the logs in `run_dir` (`logs/NAME.MODE.txt`, `runs.tsv`).
 pub fn score(expects: &[Expectation], run_dir: &Path) -> Vec<Row> {
+    score_with(expects, None, run_dir)
+}
+
+/// [`score`] with the manifest's entries attached to the rows: a bug it marks out of
+/// scope that a tool missed gets [`Verdict::ExpectedMiss`] with the manifest's reason.
+/// Check the manifest against the expectations first ([`Manifest::check`]).
+pub fn score_with(
+    expects: &[Expectation],
+    manifest: Option<&Manifest>,
+    run_dir: &Path,
+) -> Vec<Row> {
     let tsv = std::fs::read_to_string(run_dir.join("runs.tsv")).unwrap_or_default();
     let rcs = exit_codes(&tsv);
     let read = |p: &str, mode: &str| {
@@ -133,6 +166,7 @@ pub fn score(expects: &[Expectation], run_dir: &Path) -> Vec<Row> {
     expects
         .iter()
         .map(|e| {
+            let entry = manifest.and_then(|m| m.get(&e.program)).cloned();
             let plain_log = read(&e.program, "plain");
             let plain_rc = rcs
                 .get(&(e.program.clone(), "plain".into()))
@@ -157,54 +191,231 @@ pub fn score(expects: &[Expectation], run_dir: &Path) -> Vec<Row> {
                             )
                         }
                     };
-                    (tool.to_string(), v)
+                    (tool.to_string(), out_of_scope(v, entry.as_ref()))
                 })
                 .collect();
             Row {
                 expect: e.clone(),
                 verdicts,
+                entry,
             }
         })
         .collect()
 }
 
-/// Markdown table plus per-tool totals.
+/// A miss of an out-of-scope bug is an expected miss.
+fn out_of_scope(v: Verdict, entry: Option<&Entry>) -> Verdict {
+    match (v, entry) {
+        (Verdict::Missed, Some(e)) if !e.in_scope => {
+            Verdict::ExpectedMiss(e.reason.clone().unwrap_or_default())
+        }
+        (v, _) => v,
+    }
+}
+
+/// Counts for one tool over a set of rows. Out-of-scope bugs are counted apart and
+/// never as found or missed.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Tally {
+    /// In-scope bug programs.
+    pub bugs: usize,
+    /// In-scope bugs found (right kind at the right line).
+    pub found: usize,
+    /// In-scope bugs missed or reported with the wrong kind or line.
+    pub missed: usize,
+    /// Correct programs.
+    pub correct: usize,
+    /// Correct programs that ran clean with the plain build's output.
+    pub clean: usize,
+    /// Correct programs with a report or a different output or exit code.
+    pub false_positives: usize,
+    /// Runs with no log (any class).
+    pub not_run: usize,
+    /// Out-of-scope bug programs (expected misses).
+    pub out_of_scope: usize,
+    /// Out-of-scope bugs the tool found anyway.
+    pub out_of_scope_found: usize,
+}
+
+impl Tally {
+    fn add(&mut self, row: &Row, tool: &str) {
+        let v = &row.verdicts[tool];
+        if *v == Verdict::NotRun {
+            self.not_run += 1;
+        }
+        if row.expect.bug.is_none() {
+            self.correct += 1;
+            self.clean += usize::from(*v == Verdict::Clean);
+            self.false_positives +=
+                usize::from(matches!(v, Verdict::FalsePositive(_) | Verdict::Differs(_)));
+        } else if !row.in_scope() {
+            self.out_of_scope += 1;
+            self.out_of_scope_found += usize::from(*v == Verdict::Found);
+        } else {
+            self.bugs += 1;
+            self.found += usize::from(*v == Verdict::Found);
+            self.missed += usize::from(matches!(v, Verdict::Missed | Verdict::Wrong(_)));
+        }
+    }
+
+    fn cell(&self) -> String {
+        let mut parts = Vec::new();
+        if self.bugs > 0 {
+            parts.push(format!("{}/{} found", self.found, self.bugs));
+        }
+        if self.correct > 0 {
+            parts.push(format!("{}/{} clean", self.clean, self.correct));
+        }
+        if self.out_of_scope > 0 {
+            parts.push(format!(
+                "{} out of scope ({} found)",
+                self.out_of_scope, self.out_of_scope_found
+            ));
+        }
+        if self.not_run > 0 {
+            parts.push(format!("{} not run", self.not_run));
+        }
+        parts.join(", ")
+    }
+}
+
+/// Totals per tool, and per tool within each class and memory space (the last two
+/// only for rows with a manifest entry).
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct Totals {
+    /// Tool name → tally over all rows.
+    pub tools: BTreeMap<String, Tally>,
+    /// Class → tool name → tally.
+    pub by_class: BTreeMap<String, BTreeMap<String, Tally>>,
+    /// Memory space → tool name → tally.
+    pub by_space: BTreeMap<String, BTreeMap<String, Tally>>,
+}
+
+/// Adds up the rows.
+pub fn totals(rows: &[Row]) -> Totals {
+    let mut t = Totals::default();
+    for (tool, _) in TOOLS {
+        let tally = |rs: &mut dyn Iterator<Item = &Row>| {
+            let mut x = Tally::default();
+            rs.for_each(|r| x.add(r, tool));
+            x
+        };
+        t.tools.insert(tool.to_string(), tally(&mut rows.iter()));
+        for r in rows {
+            let Some(e) = &r.entry else { continue };
+            t.by_class
+                .entry(e.class.clone())
+                .or_default()
+                .entry(tool.to_string())
+                .or_default()
+                .add(r, tool);
+            t.by_space
+                .entry(e.space.clone())
+                .or_default()
+                .entry(tool.to_string())
+                .or_default()
+                .add(r, tool);
+        }
+    }
+    t
+}
+
+/// The JSON a run's scoring writes: every row and the totals.
+#[derive(serde::Serialize)]
+pub struct Report<'a> {
+    /// One row per program.
+    pub rows: &'a [Row],
+    /// Per tool, per class and per space.
+    pub totals: Totals,
+}
+
+/// The JSON document for `rows`.
+pub fn json(rows: &[Row]) -> String {
+    let r = Report {
+        rows,
+        totals: totals(rows),
+    };
+    serde_json::to_string_pretty(&r).expect("rows serialise")
+}
+
+/// Markdown table plus per-tool totals, and per-class and per-space totals when the
+/// rows carry manifest entries.
 pub fn markdown(rows: &[Row], header: &str) -> String {
-    let mut s = format!("{header}\n\n| program | expected | ");
+    let with_manifest = rows.iter().any(|r| r.entry.is_some());
+    let mut s = format!("{header}\n\n| program | ");
+    if with_manifest {
+        s += "class | space | ";
+    }
+    s += "expected | ";
     s += &TOOLS
         .iter()
         .map(|(t, _)| *t)
         .collect::<Vec<_>>()
         .join(" | ");
     s += " |\n|---|---|";
+    if with_manifest {
+        s += "---|---|";
+    }
     s += &"---|".repeat(TOOLS.len());
     s += "\n";
     for r in rows {
-        let want = match &r.expect.bug {
+        let mut want = match &r.expect.bug {
             Some((k, l)) => format!("{k} @ {}:{l}", r.expect.file),
             None => "no report".into(),
         };
-        let cells: Vec<String> = TOOLS.iter().map(|(t, _)| r.verdicts[*t].cell()).collect();
+        if !r.in_scope() {
+            want += " (out of scope)";
+        }
+        let cells: Vec<String> = TOOLS.iter().map(|(t, _)| r.cell(t)).collect();
+        let class = match &r.entry {
+            Some(e) => format!("{} / {} | {} | ", e.class, e.subclass, e.space),
+            None if with_manifest => "? | ? | ".into(),
+            None => String::new(),
+        };
         s += &format!(
-            "| {} | {} | {} |\n",
+            "| {} | {class}{} | {} |\n",
             r.expect.program,
             want,
             cells.join(" | ")
         );
     }
-    s += "\nA bug counts as found only with the expected kind (cusafe; any memory error for compute-sanitizer) at the expected line. LD_PRELOAD mode instruments no kernel, so it can only find host-side bugs (frees, API copies).\n";
-    s += "\n| tool | bugs found | bugs missed | correct programs clean | false positives |\n|---|---|---|---|---|\n";
-    for (t, what) in TOOLS {
-        let count =
-            |f: &dyn Fn(&Verdict) -> bool| rows.iter().filter(|r| f(&r.verdicts[t])).count();
-        let bugs = rows.iter().filter(|r| r.expect.bug.is_some()).count();
-        let found = count(&|v| *v == Verdict::Found);
+    s += "\nA bug counts as found only with the expected kind (cusafe; any memory error for compute-sanitizer) at the expected line. LD_PRELOAD mode instruments no kernel, so it can only find host-side bugs (frees, API copies).";
+    if with_manifest {
+        s += " Bugs the manifest marks out of scope are expected misses: they are left out of the found/missed totals and counted apart.";
+    }
+    s += "\n";
+    let t = totals(rows);
+    s += "\n| tool | bugs found | bugs missed | correct programs clean | false positives | out of scope (found) |\n|---|---|---|---|---|---|\n";
+    for (tool, what) in TOOLS {
+        let x = &t.tools[tool];
         s += &format!(
-            "| {t} ({what}) | {found}/{bugs} | {} | {} | {} |\n",
-            count(&|v| matches!(v, Verdict::Missed | Verdict::Wrong(_))),
-            count(&|v| *v == Verdict::Clean),
-            count(&|v| matches!(v, Verdict::FalsePositive(_) | Verdict::Differs(_))),
+            "| {tool} ({what}) | {}/{} | {} | {} | {} | {} ({}) |\n",
+            x.found,
+            x.bugs,
+            x.missed,
+            x.clean,
+            x.false_positives,
+            x.out_of_scope,
+            x.out_of_scope_found
         );
+    }
+    for (title, groups) in [("class", &t.by_class), ("memory space", &t.by_space)] {
+        if groups.is_empty() {
+            continue;
+        }
+        s += &format!("\n| {title} | ");
+        s += &TOOLS
+            .iter()
+            .map(|(t, _)| *t)
+            .collect::<Vec<_>>()
+            .join(" | ");
+        s += " |\n|---|";
+        s += &"---|".repeat(TOOLS.len());
+        s += "\n";
+        for (group, per_tool) in groups {
+            let cells: Vec<String> = TOOLS.iter().map(|(t, _)| per_tool[*t].cell()).collect();
+            s += &format!("| {group} | {} |\n", cells.join(" | "));
+        }
     }
     s
 }
