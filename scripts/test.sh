@@ -17,5 +17,8 @@ CUSAFE_PASS_PLUGIN="$CUSAFE_BIN/libcusafe_pass.so" CUSAFE_PTXAS="$CUSAFE_CUDA/bi
   python3 -c 'from lit.main import main; main()' -sv llvm-pass/tests/ir
 step "examples compile with cusafe-clang++ (ptxas runs inside every build)"
 scripts/build-examples.sh "$CUSAFE_ROOT/build/examples"
+step "security suite: manifest agrees with the programs; all compile with cusafe-clang++, instrumented and plain (ptxas runs inside every build)"
+"$CUSAFE_BIN/cusafe-suite" check-manifest --manifest security-suite/manifest.toml --src security-suite/programs
+scripts/build-examples.sh "$CUSAFE_ROOT/build/suite" security-suite/programs
 echo
 echo "all tests passed"
