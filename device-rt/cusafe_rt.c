@@ -70,3 +70,58 @@ __attribute__((noinline, cold)) void __cusafe_report(u32 kind, u64 addr, u64 roo
     ;
   __builtin_trap();
 }
+
+/* ---- Stack epochs and local pseudo-pointers (format/src/pseudo.rs) ---------------- */
+
+/* The hardware thread slot of the calling thread; the pass computes the same. */
+static inline __attribute__((always_inline)) u64 epoch_slot(void) {
+  return ((u64)(__nvvm_read_ptx_sreg_smid() & 255) * 64 + (__nvvm_read_ptx_sreg_warpid() & 63)) * 32 +
+         __nvvm_read_ptx_sreg_laneid();
+}
+
+/* Checks an access through a local pseudo-pointer: the frame must be alive (epoch) and
+ * the range inside the object (header). Returns 0 if fine, else the device kind, with
+ * the object's start and size in *start / *size. */
+static inline __attribute__((always_inline)) u32 pseudo_check(u64 addr, u64 root, u64 len, u64 *start,
+                                                              u64 *size) {
+  u64 mask = (1ULL << CUSAFE_PSEUDO_BIT) - 1;
+  u64 t = (root >> CUSAFE_CLASS_SHIFT) & CUSAFE_CLASS_MASK;
+  u64 depth = (root >> CUSAFE_DEPTH_SHIFT) & CUSAFE_DEPTH_MASK;
+  u64 gen = (root >> CUSAFE_GEN_SHIFT) & CUSAFE_GEN_MASK;
+  u64 base = (root & mask) & ~((1ULL << (t + 3)) - 1);
+  *start = base + CUSAFE_LOCAL_PREFIX;
+  *size = *(volatile u64 *)base;
+  u64 slot = epoch_slot();
+  u32 cur = *(volatile unsigned char *)(CUSAFE_RTPAGE_ADDR + CUSAFE_EPOCH_DEPTH_OFFSET + slot);
+  u32 now = *(volatile unsigned char *)(CUSAFE_RTPAGE_ADDR + CUSAFE_EPOCH_GEN_OFFSET +
+                                        slot * CUSAFE_EPOCH_GENS_PER_SLOT + depth);
+  if ((cur <= CUSAFE_DEPTH_MASK && depth > cur) || (now & CUSAFE_GEN_MASK) != gen)
+    return CUSAFE_KIND_STALE_LOCAL;
+  u64 off = (addr & mask) - *start;
+  u64 end = off + len;
+  if (end > *size || end < len)
+    return CUSAFE_KIND_OBJECT;
+  return 0;
+}
+
+/* The cold path of every check. The fast path sent the access here because it looked
+ * bad or because its root is a pseudo-pointer (bits 47..63 set). Pseudo-pointers that
+ * pass their check return 0: the access goes ahead. Otherwise the access is reported
+ * (trap mode never returns) and 1 tells the caller to skip it (recover mode). */
+__attribute__((noinline, cold)) u32 __cusafe_slow(u32 kind, u64 addr, u64 root, u64 header_size,
+                                                  u32 access_size, u32 flags, const char *loc,
+                                                  u32 *site) {
+  int poisoned = (long long)root < 0;
+  if (kind == CUSAFE_KIND_OUT_OF_BOUNDS && !poisoned && ((root >> CUSAFE_PSEUDO_BIT) & 1)) {
+    u64 start, size;
+    kind = pseudo_check(addr, root, access_size, &start, &size);
+    if (kind == 0)
+      return 0;
+    root = start;
+    header_size = size;
+    flags |= CUSAFE_OBJECT_LOCAL;
+    addr &= (1ULL << CUSAFE_PSEUDO_BIT) - 1;
+  }
+  __cusafe_report(kind, addr, root, header_size, access_size, flags, loc, site);
+  return 1;
+}

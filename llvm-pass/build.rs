@@ -22,7 +22,7 @@ fn llvm_config(arg: &str) -> String {
 
 /// The format constants device-rt needs, from the one source of truth.
 fn format_defines() -> Vec<String> {
-    use cusafe_format::{report as r, rtpage as p};
+    use cusafe_format::{pseudo as ps, report as r, rtpage as p};
     [
         ("RTPAGE_ADDR", p::RTPAGE_ADDR),
         ("RTPAGE_REPORT_PTR", p::RTPAGE_REPORT_PTR),
@@ -35,6 +35,22 @@ fn format_defines() -> Vec<String> {
         ("LOC_OFFSET", r::LOC_OFFSET as u64),
         ("LOC_BYTES", r::LOC_BYTES as u64),
         ("STATE_COMPLETE", r::STATE_COMPLETE.into()),
+        ("KIND_POISONED", r::DeviceKind::PoisonedPointer as u64),
+        ("KIND_OUT_OF_BOUNDS", r::DeviceKind::OutOfBounds as u64),
+        ("KIND_OBJECT", r::DeviceKind::ObjectOutOfBounds as u64),
+        ("KIND_STALE_LOCAL", r::DeviceKind::StaleLocal as u64),
+        ("OBJECT_LOCAL", r::OBJECT_LOCAL.into()),
+        ("PSEUDO_BIT", ps::PSEUDO_BIT.into()),
+        ("CLASS_SHIFT", ps::CLASS_SHIFT.into()),
+        ("CLASS_MASK", ps::CLASS_MASK),
+        ("DEPTH_SHIFT", ps::DEPTH_SHIFT.into()),
+        ("DEPTH_MASK", ps::DEPTH_MASK),
+        ("GEN_SHIFT", ps::GEN_SHIFT.into()),
+        ("GEN_MASK", ps::GEN_MASK),
+        ("LOCAL_PREFIX", ps::LOCAL_PREFIX),
+        ("EPOCH_DEPTH_OFFSET", p::EPOCH_DEPTH_OFFSET),
+        ("EPOCH_GEN_OFFSET", p::EPOCH_GEN_OFFSET),
+        ("EPOCH_GENS_PER_SLOT", p::EPOCH_GENS_PER_SLOT),
     ]
     .iter()
     .map(|(k, v)| format!("-DCUSAFE_{k}={v}ULL"))

@@ -3,6 +3,7 @@
 //! * [`pointer`]: the bits of a global cusafe pointer (poison, tag, address) and the
 //!   pointer-arithmetic (XOR) rule.
 //! * [`block`]: size classes, the in-band header and the block layout.
+//! * [`pseudo`]: local-memory pseudo-pointers and stack epochs.
 //! * [`rtpage`]: the fixed device address where device code finds the runtime's state.
 //! * [`report`]: the report page and record written by device code and read by the host.
 //!
@@ -12,5 +13,6 @@
 
 pub mod block;
 pub mod pointer;
+pub mod pseudo;
 pub mod report;
 pub mod rtpage;

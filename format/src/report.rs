@@ -94,6 +94,10 @@ pub enum DeviceKind {
     /// `header_size` its size in bytes, the flags carry its space (`OBJECT_*`) and the
     /// site text its name.
     ObjectOutOfBounds = 3,
+    /// A local-memory pseudo-pointer whose frame is gone (its function returned, or a
+    /// later call reused its depth): `root` is the object's start, `header_size` the
+    /// size its header still holds.
+    StaleLocal = 4,
 }
 
 impl DeviceKind {
@@ -103,6 +107,7 @@ impl DeviceKind {
             1 => Some(Self::PoisonedPointer),
             2 => Some(Self::OutOfBounds),
             3 => Some(Self::ObjectOutOfBounds),
+            4 => Some(Self::StaleLocal),
             _ => None,
         }
     }

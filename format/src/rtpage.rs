@@ -11,6 +11,9 @@
 //! | 12 | u32 | [`RTPAGE_MAGIC`] once the runtime has filled the page |
 //! | 16 | u32 | report records claimed so far (device `atomicAdd`; may pass the capacity) |
 //!
+//! | 2 MiB | u8 x [`EPOCH_SLOTS`] | current stack depth per hardware thread slot |
+//! | 4 MiB | u8 x 16 x [`EPOCH_SLOTS`] | generation per slot and depth |
+//!
 //! The claim counter lives here, in device memory, because device atomics on pinned
 //! host memory depend on PCIe atomics support; records themselves are plain stores.
 
@@ -71,3 +74,22 @@ mod tests {
         assert_eq!(u32::from_le_bytes(b[16..20].try_into().unwrap()), 0);
     }
 }
+
+/// Hardware thread slots with epoch state: `(smid * 64 + warpid) * 32 + laneid` for
+/// up to 256 SMs, 64 warps per SM and 32 lanes.
+pub const EPOCH_SLOTS: u64 = 256 * 64 * 32;
+/// Offset from [`RTPAGE_ADDR`] of the current stack depth of each slot (one byte each).
+pub const EPOCH_DEPTH_OFFSET: u64 = 2 << 20;
+/// Generation bytes kept per slot, one per depth modulo 16.
+pub const EPOCH_GENS_PER_SLOT: u64 = 16;
+/// Offset from [`RTPAGE_ADDR`] of the generations: slot `s`, depth `d` at `s * 16 + d`.
+pub const EPOCH_GEN_OFFSET: u64 = 4 << 20;
+/// Bytes the runtime maps (zeroed) at [`RTPAGE_ADDR`]: the page, the depths and the
+/// generations, rounded up to the 2 MiB granule (12 MiB).
+pub const RTPAGE_MAPPED_BYTES: u64 =
+    (EPOCH_GEN_OFFSET + EPOCH_SLOTS * EPOCH_GENS_PER_SLOT).div_ceil(2 << 20) * (2 << 20);
+
+// The epoch state fits between the page and the end of the mapping.
+const _: () = assert!(RTPAGE_BYTES as u64 <= EPOCH_DEPTH_OFFSET);
+const _: () = assert!(EPOCH_DEPTH_OFFSET + EPOCH_SLOTS <= EPOCH_GEN_OFFSET);
+const _: () = assert!(RTPAGE_MAPPED_BYTES == 12 << 20);

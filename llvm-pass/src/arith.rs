@@ -20,7 +20,7 @@ pub struct Escape {
 }
 
 /// Whether operand `idx` of `user` may see the raw (unpoisoned) pointer.
-fn is_safe_use(user: LLVMValueRef, idx: u32) -> bool {
+pub fn is_safe_use(user: LLVMValueRef, idx: u32) -> bool {
     match opcode(user) {
         Some(LLVMOpcode::LLVMLoad) | Some(LLVMOpcode::LLVMICmp) => true,
         Some(LLVMOpcode::LLVMStore) => idx == 1,

@@ -18,6 +18,7 @@ use crate::ir::{addr_space, Ir, AS_GLOBAL};
 use crate::sites::Sites;
 use cusafe_format::block::{class_shift, PREFIX};
 use cusafe_format::pointer::{MAX_TAG, MIN_TAG, TAG_MASK, TAG_SHIFT};
+use cusafe_format::pseudo::PSEUDO_BIT;
 use cusafe_format::report::{DeviceKind, NO_HEADER};
 use llvm_sys::core::*;
 use llvm_sys::debuginfo::{LLVMInstructionGetDebugLoc, LLVMInstructionSetDebugLoc};
@@ -33,8 +34,9 @@ fn resolve(replaced: &Replaced, v: LLVMValueRef) -> LLVMValueRef {
     replaced.get(&v).copied().unwrap_or(v)
 }
 
-/// Name of the device runtime's report function (device-rt/cusafe_rt.c).
-pub const REPORT_FN: &str = "__cusafe_report";
+/// The device runtime's entry for the cold path (device-rt/cusafe_rt.c): it finishes
+/// pseudo-pointer checks and reports; a non-zero result means "skip the access".
+pub const SLOW_FN: &str = "__cusafe_slow";
 
 /// Module-level things every check uses.
 pub struct Checker {
@@ -44,19 +46,14 @@ pub struct Checker {
 }
 
 impl Checker {
-    /// Declares the report function and the no-header word in the module.
+    /// Declares the cold-path function and the no-header word in the module.
     pub fn new(ir: &Ir) -> Checker {
         unsafe {
             let mut params = [
                 ir.i32, ir.i64, ir.i64, ir.i64, ir.i32, ir.i32, ir.ptr, ir.ptr,
             ];
-            let report_ty = LLVMFunctionType(
-                LLVMVoidTypeInContext(ir.ctx),
-                params.as_mut_ptr(),
-                params.len() as u32,
-                0,
-            );
-            let fname = std::ffi::CString::new(REPORT_FN).expect("no NUL");
+            let report_ty = LLVMFunctionType(ir.i32, params.as_mut_ptr(), params.len() as u32, 0);
+            let fname = std::ffi::CString::new(SLOW_FN).expect("no NUL");
             let mut report_fn = LLVMGetNamedFunction(ir.module, fname.as_ptr());
             if report_fn.is_null() {
                 report_fn = LLVMAddFunction(ir.module, fname.as_ptr(), report_ty);
@@ -84,6 +81,7 @@ impl Checker {
         ir: &Ir,
         sites: &mut Sites,
         replaced: &mut Replaced,
+        roots: &mut crate::strip::Roots,
         func: LLVMValueRef,
         acc: &Access,
     ) {
@@ -96,13 +94,21 @@ impl Checker {
                     root: resolve(replaced, r.root),
                     ..r.clone()
                 };
-                let report_bb = self.emit_check(ir, sites, func, acc.inst, &r);
-                // The report block continues after the access (skips it in recover mode).
-                let term = LLVMGetBasicBlockTerminator(report_bb);
+                let (slow_bb, skip) = self.emit_check(ir, sites, func, acc.inst, &r);
+                // The cold block goes on to the access, or past it when told to skip.
+                let term = LLVMGetBasicBlockTerminator(slow_bb);
+                let go_on = LLVMGetSuccessor(term, 0);
                 LLVMInstructionEraseFromParent(term);
-                ir.at_end(report_bb);
-                LLVMBuildBr(ir.b, cont);
-                skipped_from.push(report_bb);
+                ir.at_end(slow_bb);
+                LLVMBuildCondBr(ir.b, skip, cont, go_on);
+                skipped_from.push(slow_bb);
+            }
+            for r in acc
+                .ranges
+                .iter()
+                .filter(|r| matches!(r.target, Target::Heap))
+            {
+                roots.strip_access(ir, func, acc.inst, r.operand, resolve(replaced, r.root));
             }
             let ty = LLVMTypeOf(acc.inst);
             if LLVMGetTypeKind(ty) != LLVMTypeKind::LLVMVoidTypeKind
@@ -123,7 +129,8 @@ impl Checker {
         }
     }
 
-    /// Emits the check of one range before `inst`; returns the cold report block.
+    /// Emits the check of one range before `inst`; returns the cold block and the value
+    /// (computed there) that says whether to skip the access.
     fn emit_check(
         &self,
         ir: &Ir,
@@ -131,7 +138,7 @@ impl Checker {
         func: LLVMValueRef,
         inst: LLVMValueRef,
         r: &Range,
-    ) -> LLVMBasicBlockRef {
+    ) -> (LLVMBasicBlockRef, LLVMValueRef) {
         ir.at(inst);
         let len = match r.len {
             Len::Const(n) => ir.c64(n),
@@ -166,7 +173,8 @@ impl Checker {
             if let Some(loc) = debug_loc_of(inst) {
                 LLVMInstructionSetDebugLoc(call, loc);
             }
-            LLVMGetInstructionParent(term)
+            let skip = ir.icmp(LLVMIntPredicate::LLVMIntNE, call, ir.c32(0));
+            (LLVMGetInstructionParent(term), skip)
         }
     }
 
@@ -216,9 +224,11 @@ impl Checker {
             LLVMSetAlignment(size, 8);
             let off = ir.sub(ai, ir.add(base, ir.c64(PREFIX)));
             let inside = self.fits(ir, r, off, size, len);
+            // Poisoned (bit 63) or a pseudo-pointer (bit 47): the cold path sorts it out.
+            let tagged = ir.icmp(LLVMIntUGE, ri, ir.c64(1 << PSEUDO_BIT));
             let poisoned = ir.icmp(LLVMIntSLT, ri, ir.c64(0));
             let outside = ir.and(in_range, LLVMBuildNot(ir.b, inside, crate::ir::NONAME));
-            let bad = ir.or(poisoned, outside);
+            let bad = ir.or(tagged, outside);
             // Only evaluated on the cold path once the branch is laid out, but built here
             // where the values are.
             let kind = ir.select(
@@ -226,7 +236,7 @@ impl Checker {
                 ir.c32(DeviceKind::PoisonedPointer as u32),
                 ir.c32(DeviceKind::OutOfBounds as u32),
             );
-            let read = ir.and(in_range, LLVMBuildNot(ir.b, poisoned, crate::ir::NONAME));
+            let read = ir.and(in_range, LLVMBuildNot(ir.b, tagged, crate::ir::NONAME));
             let seen = ir.select(read, size, ir.c64(NO_HEADER));
             Verdict {
                 bad,

@@ -40,6 +40,8 @@ pub struct Range {
     pub len: Len,
     /// `format::report::ACCESS_*` flags.
     pub flags: u32,
+    /// Which operand of the instruction the address is (stripped before the access).
+    pub operand: u32,
 }
 
 /// An instruction to instrument and the ranges it touches.
@@ -103,7 +105,16 @@ fn takes_pointer(call: LLVMValueRef) -> bool {
 }
 
 impl Found {
-    fn add(&mut self, ir: &Ir, ranges: &mut Vec<Range>, addr: LLVMValueRef, len: Len, flags: u32) {
+    fn add(
+        &mut self,
+        ir: &Ir,
+        ranges: &mut Vec<Range>,
+        inst: LLVMValueRef,
+        op: u32,
+        len: Len,
+        flags: u32,
+    ) {
+        let addr = operand(inst, op);
         let known = match len {
             Len::Const(n) => Some(n),
             Len::Value(v) => unsafe {
@@ -122,33 +133,32 @@ impl Found {
             target,
             len,
             flags,
+            operand: op,
         });
     }
 
     fn visit(&mut self, ir: &Ir, inst: LLVMValueRef) {
+        if crate::ir::is_nocheck(ir, inst) {
+            return;
+        }
         let mut ranges = Vec::new();
         unsafe {
             match opcode(inst) {
                 Some(LLVMOpcode::LLVMLoad) => {
                     let len = ir.store_size(LLVMTypeOf(inst));
-                    self.add(ir, &mut ranges, operand(inst, 0), Len::Const(len), 0);
+                    self.add(ir, &mut ranges, inst, 0, Len::Const(len), 0);
                 }
                 Some(LLVMOpcode::LLVMStore) => {
                     let len = ir.store_size(LLVMTypeOf(operand(inst, 0)));
-                    self.add(
-                        ir,
-                        &mut ranges,
-                        operand(inst, 1),
-                        Len::Const(len),
-                        ACCESS_WRITE,
-                    );
+                    self.add(ir, &mut ranges, inst, 1, Len::Const(len), ACCESS_WRITE);
                 }
                 Some(LLVMOpcode::LLVMAtomicRMW | LLVMOpcode::LLVMAtomicCmpXchg) => {
                     let len = ir.store_size(LLVMTypeOf(operand(inst, 1)));
                     self.add(
                         ir,
                         &mut ranges,
-                        operand(inst, 0),
+                        inst,
+                        0,
                         Len::Const(len),
                         ACCESS_WRITE | ACCESS_ATOMIC,
                     );
@@ -161,15 +171,9 @@ impl Found {
                     match is_mem_intrinsic(f) {
                         Some(copies) => {
                             let len = Len::Value(operand(inst, 2));
-                            self.add(
-                                ir,
-                                &mut ranges,
-                                operand(inst, 0),
-                                len,
-                                ACCESS_RANGE | ACCESS_WRITE,
-                            );
+                            self.add(ir, &mut ranges, inst, 0, len, ACCESS_RANGE | ACCESS_WRITE);
                             if copies {
-                                self.add(ir, &mut ranges, operand(inst, 1), len, ACCESS_RANGE);
+                                self.add(ir, &mut ranges, inst, 1, len, ACCESS_RANGE);
                             }
                         }
                         None if !is_harmless_intrinsic(f) && takes_pointer(inst) => {

@@ -1,7 +1,7 @@
 //! Links the device runtime (device-rt/cusafe_rt.c, compiled to NVPTX bitcode at build
 //! time and embedded here) into an instrumented module.
 
-use crate::check::REPORT_FN;
+use crate::check::SLOW_FN;
 use crate::ir::Ir;
 use llvm_sys::bit_reader::LLVMParseBitcodeInContext2;
 use llvm_sys::core::*;
@@ -36,19 +36,21 @@ pub fn link(ir: &Ir) -> Result<(), String> {
         if LLVMLinkModules2(ir.module, rt) != 0 {
             return Err("linking the device runtime failed".into());
         }
-        let name = CString::new(REPORT_FN).expect("no NUL");
-        let f = LLVMGetNamedFunction(ir.module, name.as_ptr());
-        if f.is_null() {
-            return Err(format!("device runtime lacks {REPORT_FN}"));
-        }
-        LLVMSetLinkage(f, LLVMLinkage::LLVMInternalLinkage);
-        for a in FOREIGN_ATTRS {
-            LLVMRemoveStringAttributeAtIndex(
-                f,
-                llvm_sys::LLVMAttributeFunctionIndex,
-                a.as_ptr() as *const _,
-                a.len() as u32,
-            );
+        for entry in [SLOW_FN, "__cusafe_report"] {
+            let name = CString::new(entry).expect("no NUL");
+            let f = LLVMGetNamedFunction(ir.module, name.as_ptr());
+            if f.is_null() {
+                return Err(format!("device runtime lacks {entry}"));
+            }
+            LLVMSetLinkage(f, LLVMLinkage::LLVMInternalLinkage);
+            for a in FOREIGN_ATTRS {
+                LLVMRemoveStringAttributeAtIndex(
+                    f,
+                    llvm_sys::LLVMAttributeFunctionIndex,
+                    a.as_ptr() as *const _,
+                    a.len() as u32,
+                );
+            }
         }
     }
     Ok(())

@@ -164,6 +164,27 @@ impl Ir {
     }
 }
 
+const NOCHECK: &str = "cusafe.nocheck";
+
+/// Marks a memory instruction the pass made itself (epoch state, headers): never checked.
+pub fn mark_nocheck(ir: &Ir, inst: LLVMValueRef) {
+    unsafe {
+        let kind =
+            LLVMGetMDKindIDInContext(ir.ctx, NOCHECK.as_ptr() as *const _, NOCHECK.len() as u32);
+        let node = LLVMMDNodeInContext2(ir.ctx, std::ptr::null_mut(), 0);
+        LLVMSetMetadata(inst, kind, LLVMMetadataAsValue(ir.ctx, node));
+    }
+}
+
+/// Whether `inst` carries the mark of [`mark_nocheck`].
+pub fn is_nocheck(ir: &Ir, inst: LLVMValueRef) -> bool {
+    unsafe {
+        let kind =
+            LLVMGetMDKindIDInContext(ir.ctx, NOCHECK.as_ptr() as *const _, NOCHECK.len() as u32);
+        !LLVMGetMetadata(inst, kind).is_null()
+    }
+}
+
 /// The opcode of `v` if it is an instruction.
 pub fn opcode(v: LLVMValueRef) -> Option<LLVMOpcode> {
     unsafe {

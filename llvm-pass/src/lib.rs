@@ -17,9 +17,11 @@ mod collect;
 mod devrt;
 mod ir;
 mod kernels;
+mod locals;
 mod plugin;
 mod sites;
 mod stats;
+mod strip;
 
 use ir::Ir;
 use llvm_sys::core::*;
@@ -64,15 +66,27 @@ fn instrument_module(ir: &Ir) -> Result<(), String> {
     let checker = check::Checker::new(ir);
     let mut sites = sites::Sites::default();
     let mut replaced = check::Replaced::new();
-    for f in defined_functions(ir.module) {
+    let functions = defined_functions(ir.module);
+    let mut tagged_locals = 0;
+    for &f in &functions {
+        tagged_locals += locals::instrument(ir, f);
+    }
+    if tagged_locals > 0 {
+        for &k in &kernels {
+            locals::reset_depth_at_entry(ir, k);
+        }
+    }
+    for f in functions {
+        strip::strip_exits(ir, f);
         let insts = ir::instructions(f);
         let found = collect::collect(ir, &insts);
+        let mut roots = strip::Roots::default();
         let escapes = arith::collect(ir, &insts);
         for e in &escapes {
             arith::instrument(ir, e);
         }
         for acc in &found.accesses {
-            checker.instrument(ir, &mut sites, &mut replaced, f, acc);
+            checker.instrument(ir, &mut sites, &mut replaced, &mut roots, f, acc);
         }
         if want_stats {
             let s = stats::Stats::of(&found, escapes.len());

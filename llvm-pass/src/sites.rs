@@ -17,10 +17,43 @@ pub struct Sites {
     count: u32,
 }
 
-/// Source position of an instruction from its debug location.
+/// Whether `file` is a compiler or CUDA header (clang's CUDA wrappers, the CUDA
+/// toolkit's headers): accesses inlined from there are reported at their caller.
+fn is_system_header(file: &str) -> bool {
+    [
+        "__clang_cuda",
+        "/lib/clang/",
+        "/cuda/include/",
+        "/nvidia/cuda_",
+    ]
+    .iter()
+    .any(|p| file.contains(p))
+}
+
+fn file_of(loc: LLVMMetadataRef) -> String {
+    unsafe {
+        let file = LLVMDIScopeGetFile(LLVMDILocationGetScope(loc));
+        let mut len = 0u32;
+        let f = if file.is_null() {
+            std::ptr::null()
+        } else {
+            LLVMDIFileGetFilename(file, &mut len)
+        };
+        if f.is_null() {
+            "<unknown>".to_string()
+        } else {
+            String::from_utf8_lossy(std::slice::from_raw_parts(f as *const u8, len as usize))
+                .into_owned()
+        }
+    }
+}
+
+/// Source position of an instruction: the innermost debug location that is not in a
+/// compiler or CUDA header (`atomicAdd` is inlined from clang's wrappers; the report
+/// should name the user's line that called it).
 pub fn source_pos(inst: LLVMValueRef) -> (String, u32, u32) {
     unsafe {
-        let loc = LLVMInstructionGetDebugLoc(inst);
+        let mut loc = LLVMInstructionGetDebugLoc(inst);
         if loc.is_null() {
             return (
                 "<unknown: compile with -g or -gline-tables-only>".into(),
@@ -28,23 +61,18 @@ pub fn source_pos(inst: LLVMValueRef) -> (String, u32, u32) {
                 0,
             );
         }
-        let line = LLVMDILocationGetLine(loc);
-        let col = LLVMDILocationGetColumn(loc);
-        let scope = LLVMDILocationGetScope(loc);
-        let file = LLVMDIScopeGetFile(scope);
-        let mut len = 0u32;
-        let f = if file.is_null() {
-            std::ptr::null()
-        } else {
-            LLVMDIFileGetFilename(file, &mut len)
-        };
-        let fname = if f.is_null() {
-            "<unknown>".to_string()
-        } else {
-            String::from_utf8_lossy(std::slice::from_raw_parts(f as *const u8, len as usize))
-                .into_owned()
-        };
-        (fname, line, col)
+        loop {
+            let file = file_of(loc);
+            let outer = LLVMDILocationGetInlinedAt(loc);
+            if !is_system_header(&file) || outer.is_null() {
+                return (
+                    file,
+                    LLVMDILocationGetLine(loc),
+                    LLVMDILocationGetColumn(loc),
+                );
+            }
+            loc = outer;
+        }
     }
 }
 

@@ -57,6 +57,21 @@ fn never_allocated_and_poisoned_frees_are_invalid() {
 }
 
 #[test]
+fn foreign_pointers_the_real_free_refuses_are_invalid() {
+    let r = run(&["free", "host"], "");
+    assert_eq!(r.code, 1, "{r:?}");
+    assert_has(
+        &r.stderr,
+        &[
+            "ERROR: cusafe: invalid-free in cudaFree",
+            "never allocated: no buffer was ever allocated at 0x",
+            "host, stack and cudaMallocHost memory are not freed with cudaFree",
+            "#0 s_free at ",
+        ],
+    );
+}
+
+#[test]
 fn recover_mode_returns_invalid_value_and_goes_on() {
     let r = run(&["free", "double"], "halt_on_error=0:exitcode=7");
     assert_eq!(r.code, 7, "{r:?}");

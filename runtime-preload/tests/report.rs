@@ -322,3 +322,19 @@ fn call_sites_keep_only_the_program_frames() {
         "    (no frames: build the program with -g for source locations)\n"
     );
 }
+
+#[test]
+fn stale_local_pointers_are_use_after_return() {
+    let live = BlockTable::default();
+    let start = 0x7f26_9d00_0010;
+    let r = refine(
+        &record(DeviceKind::StaleLocal, start + 8, start, 32, OBJECT_LOCAL),
+        &live,
+    );
+    assert_eq!(r.kind, Kind::StackUseAfterReturn);
+    assert_eq!(r.kind.name(), "stack-use-after-return");
+    assert_eq!(
+        r.detail,
+        "0x00007f269d000018 is at offset 8 of a 32-byte local array whose function has returned"
+    );
+}

@@ -5,7 +5,9 @@
 target datalayout = "e-i64:64-i128:128-v16:16-v32:32-n16:32:64"
 target triple = "nvptx64-nvidia-cuda"
 
-declare void @use(ptr)
+define void @use(ptr %p) {
+  ret void
+}
 
 define void @k(ptr %a, ptr %out, i64 %i, i1 %c) {
 entry:
@@ -34,7 +36,7 @@ m:
 ; CHECK: and i64 [[D]], 9223372036854775807
 ; CHECK: [[SEL:%.*]] = select i1 {{%.*}}, i64 -9223372036854775808, i64 0
 ; CHECK: [[P:%.*]] = getelementptr i8, ptr %stored, i64 [[SEL]]
-; CHECK: store ptr [[P]], ptr %out
+; CHECK: store ptr [[P]], ptr %cusafe.strip
 ; CHECK: [[P2:%cusafe.arith.*]] = getelementptr i8, ptr %passed
 ; CHECK: call void @use(ptr [[P2]])
 ; CHECK: [[P3:%cusafe.arith.*]] = getelementptr i8, ptr %merged

@@ -10,10 +10,10 @@ define void @k(ptr %a, ptr addrspace(1) %g) {
   %y = add i32 %old, 1
   ret void
 }
-; CHECK: call void @__cusafe_report({{.*}}, i32 4, i32 3,
-; CHECK: atomicrmw add ptr %a
+; CHECK: call i32 @__cusafe_slow({{.*}}, i32 4, i32 3,
+; CHECK: atomicrmw add ptr %cusafe.strip,
 ; CHECK: phi i32
 ; CHECK: ptrtoint ptr addrspace(1) %g to i64
-; CHECK: call void @__cusafe_report({{.*}}, i32 8, i32 3,
-; CHECK: cmpxchg ptr addrspace(1) %g
+; CHECK: call i32 @__cusafe_slow({{.*}}, i32 8, i32 3,
+; CHECK: cmpxchg ptr addrspace(1) %cusafe.strip
 ; CHECK: phi { i64, i1 } [ %pair, {{.*}} ], [ zeroinitializer,

@@ -21,5 +21,5 @@ define void @k(i64 %i) {
 ; CHECK: [[SZ:%.*]] = call i32 asm "mov.u32 $0, %dynamic_smem_size;", "=r"()
 ; CHECK: [[SZ64:%.*]] = zext i32 [[SZ]] to i64
 ; CHECK: icmp ule i64 {{%.*}}, [[SZ64]]
-; CHECK: call void @__cusafe_report(i32 3, {{.*}}, i64 [[SZ64]], i32 4, i32 33,
+; CHECK: call i32 @__cusafe_slow(i32 3, {{.*}}, i64 [[SZ64]], i32 4, i32 33,
 ; PTX: %dynamic_smem_size

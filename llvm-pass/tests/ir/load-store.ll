@@ -18,6 +18,8 @@ define void @k(ptr %a, i64 %i) {
 !0 = !{ptr @k, !"kernel", i32 1}
 
 ; CHECK-LABEL: define void @k(
+; The root is stripped of tag bits once, at its definition; accesses use it.
+; CHECK: %cusafe.strip = getelementptr i8, ptr %a, i64
 ; The root (%a) names the block; the tag picks the class.
 ; CHECK: [[RI:%.*]] = ptrtoint ptr %a to i64
 ; CHECK: [[AI:%.*]] = ptrtoint ptr %p to i64
@@ -28,15 +30,17 @@ define void @k(ptr %a, i64 %i) {
 ; CHECK: [[SIZE:%.*]] = load i64, ptr addrspace(1)
 ; CHECK: [[END:%.*]] = add i64 {{%.*}}, 4
 ; CHECK: icmp ule i64 [[END]], [[SIZE]]
-; CHECK: [[POIS:%.*]] = icmp slt i64 [[RI]], 0
+; Poisoned or pseudo-pointer roots (bits 47..63) take the out-of-line path.
+; CHECK: icmp uge i64 [[RI]], 140737488355328
 ; CHECK: br i1 {{%.*}}, label %[[REPORT:.*]], label %[[ACCESS:.*]], !prof [[COLD:![0-9]+]]
 ; CHECK: [[REPORT]]:
-; CHECK: call void @__cusafe_report(i32 {{%.*}}, i64 [[AI]], i64 [[RI]], i64 {{%.*}}, i32 4, i32 0,
+; CHECK: call i32 @__cusafe_slow(i32 {{%.*}}, i64 [[AI]], i64 [[RI]], i64 {{%.*}}, i32 4, i32 0,
 ; CHECK: [[ACCESS]]:
-; CHECK-NEXT: [[V:%.*]] = load float, ptr %p
+; CHECK-NEXT: [[PS:%.*]] = getelementptr inbounds float, ptr %cusafe.strip, i64 %i
+; CHECK-NEXT: [[V:%.*]] = load float, ptr [[PS]]
 ; CHECK: phi float [ [[V]], %[[ACCESS]] ], [ 0.000000e+00, %[[REPORT]] ]
 ; The store is a write (flag 1).
-; CHECK: call void @__cusafe_report(i32 {{%.*}}, i64 {{%.*}}, i64 {{%.*}}, i64 {{%.*}}, i32 4, i32 1,
+; CHECK: call i32 @__cusafe_slow(i32 {{%.*}}, i64 {{%.*}}, i64 {{%.*}}, i64 {{%.*}}, i32 4, i32 1,
 ; CHECK: store float
 ; The runtime is linked in and internal.
 ; CHECK: define internal void @__cusafe_report(

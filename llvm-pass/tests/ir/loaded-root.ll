@@ -14,8 +14,8 @@ define void @k(ptr %spans, i64 %i) {
   store float 1.0, ptr %p, align 4
   ret void
 }
-; CHECK: %data = load ptr, ptr %slot
+; CHECK: %data = load ptr, ptr
 ; CHECK: [[PHI:%cusafe.val.*]] = phi ptr [ %data, %{{.*}} ], [ null, %{{.*}} ]
 ; CHECK: %p = getelementptr inbounds float, ptr [[PHI]], i64 3
 ; CHECK: ptrtoint ptr [[PHI]] to i64
-; CHECK: store float 1.000000e+00, ptr %p
+; CHECK: store float 1.000000e+00, ptr

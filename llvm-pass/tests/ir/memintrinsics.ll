@@ -15,11 +15,11 @@ declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)
 declare void @llvm.memmove.p0.p0.i64(ptr, ptr, i64, i1)
 ; CHECK: [[LEN:%.*]] = zext i32 %n to i64
 ; CHECK: icmp eq i64 [[LEN]], 0
-; CHECK: call void @__cusafe_report({{.*}} i32 5,
-; CHECK: call void @__cusafe_report({{.*}} i32 4,
+; CHECK: call i32 @__cusafe_slow({{.*}} i32 5,
+; CHECK: call i32 @__cusafe_slow({{.*}} i32 4,
 ; CHECK: call void @llvm.memcpy
-; CHECK: call void @__cusafe_report({{.*}}, i32 64, i32 5,
+; CHECK: call i32 @__cusafe_slow({{.*}}, i32 64, i32 5,
 ; CHECK: call void @llvm.memset
-; CHECK: call void @__cusafe_report({{.*}}, i32 8, i32 5,
-; CHECK: call void @__cusafe_report({{.*}}, i32 8, i32 4,
+; CHECK: call i32 @__cusafe_slow({{.*}}, i32 8, i32 5,
+; CHECK: call i32 @__cusafe_slow({{.*}}, i32 8, i32 4,
 ; CHECK: call void @llvm.memmove

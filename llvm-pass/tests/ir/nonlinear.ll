@@ -11,8 +11,14 @@ define void @k(ptr %a, i64 %i, i64 %j) {
   store i32 0, ptr addrspace(1) %r, align 4
   ret void
 }
+; CHECK: %cusafe.strip = getelementptr i8, ptr %a
 ; CHECK: [[RI:%.*]] = ptrtoint ptr %a to i64
 ; CHECK: [[AI:%.*]] = ptrtoint ptr addrspace(1) %r to i64
 ; CHECK: lshr i64 [[RI]], 41
-; CHECK: call void @__cusafe_report(i32 {{%.*}}, i64 [[AI]], i64 [[RI]],
+; CHECK: call i32 @__cusafe_slow(i32 {{%.*}}, i64 [[AI]], i64 [[RI]],
+; The access goes through the chain rebuilt on the stripped root.
+; CHECK: [[G1:%.*]] = getelementptr inbounds i32, ptr %cusafe.strip, i64 %i
+; CHECK: [[G2:%.*]] = getelementptr inbounds i8, ptr [[G1]], i64 %j
+; CHECK: [[C:%.*]] = addrspacecast ptr [[G2]] to ptr addrspace(1)
+; CHECK: store i32 0, ptr addrspace(1) [[C]]
 ; CHECK-NOT: cusafe.arith

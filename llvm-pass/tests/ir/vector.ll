@@ -10,7 +10,7 @@ define void @k(ptr %a, i64 %i) {
   ret void
 }
 ; CHECK: add i64 {{%.*}}, 16
-; CHECK: call void @__cusafe_report({{.*}}, i32 16, i32 0,
+; CHECK: call i32 @__cusafe_slow({{.*}}, i32 16, i32 0,
 ; CHECK: load <4 x float>
-; CHECK: call void @__cusafe_report({{.*}}, i32 16, i32 1,
+; CHECK: call i32 @__cusafe_slow({{.*}}, i32 16, i32 1,
 ; CHECK: store <2 x double>

@@ -8,10 +8,9 @@
 
 use std::ffi::c_void;
 
-use cusafe_format::block::GRANULE;
 use cusafe_format::pointer::WINDOW_SIZE;
 use cusafe_format::report::PAGE_BYTES;
-use cusafe_format::rtpage::{contents, RTPAGE_ADDR, RTPAGE_BYTES};
+use cusafe_format::rtpage::{contents, RTPAGE_ADDR, RTPAGE_BYTES, RTPAGE_MAPPED_BYTES};
 
 use super::real::{real, HOST_REGISTER_MAPPED, SUCCESS};
 use super::vmm::VmmBackend;
@@ -84,7 +83,7 @@ pub fn alloc_report_page() -> Result<ReportPage, String> {
     })
 }
 
-/// Reserves window 36, maps one granule at `RTPAGE_ADDR` and writes the report page's
+/// Reserves window 36, maps the runtime page and the stack-epoch state (zeroed) at `RTPAGE_ADDR` and writes the report page's
 /// device address, the option `flags`, the magic and a zero claim counter into it; the
 /// rest of the granule is zeroed (room for more device state, e.g. stack epochs).
 pub fn install_runtime_page(
@@ -94,11 +93,12 @@ pub fn install_runtime_page(
 ) -> Result<(), String> {
     let step = |e: BackendError| format!("runtime page: {e}");
     backend.reserve(RTPAGE_ADDR, WINDOW_SIZE).map_err(step)?;
-    let h = backend.create(GRANULE).map_err(step)?;
+    // The page itself plus the stack-epoch state behind it, all zeroed.
+    let h = backend.create(RTPAGE_MAPPED_BYTES).map_err(step)?;
     backend
-        .map(RTPAGE_ADDR, GRANULE, h, Access::ReadWrite)
+        .map(RTPAGE_ADDR, RTPAGE_MAPPED_BYTES, h, Access::ReadWrite)
         .map_err(step)?;
-    let mut bytes = vec![0u8; GRANULE as usize];
+    let mut bytes = vec![0u8; RTPAGE_MAPPED_BYTES as usize];
     bytes[..RTPAGE_BYTES].copy_from_slice(&contents(report_page, flags));
     backend.copy_to_device(RTPAGE_ADDR, &bytes).map_err(step)
 }

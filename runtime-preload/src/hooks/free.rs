@@ -1,6 +1,6 @@
 //! `cudaFree`: cusafe pointers (and poisoned ones) go to the tagged allocator, which
 //! refuses double and invalid frees with a report; everything else goes to the real
-//! `cudaFree`. Like the real one, it waits for the device when a kernel was launched
+//! `cudaFree`, and a pointer it refuses as invalid is reported as an invalid free. Like the real one, it waits for the device when a kernel was launched
 //! since the last device-wide sync, so a kernel still using the buffer finishes before
 //! its header is zeroed; unmapping (retired slabs, large blocks) always waits (in the
 //! VMM backend).
@@ -23,7 +23,17 @@ pub unsafe extern "C" fn cudaFree(dev_ptr: *mut c_void) -> CudaError {
         .and_then(|rt| Some((rt, rt.heap()?)))
         .filter(|_| is_cusafe(p) || is_poisoned(p));
     let Some((rt, heap)) = mine else {
-        return polled(unsafe { (real().cudaFree)(dev_ptr) });
+        let e = unsafe { (real().cudaFree)(dev_ptr) };
+        // A pointer no allocator knows (host or stack memory, cudaMallocHost memory):
+        // the real cudaFree refuses it; say so instead of leaving a bare error code.
+        if e == INVALID_VALUE && p != 0 {
+            if let Some(rt) = runtime::initialized() {
+                if let Some(r) = free_report("cudaFree", &FreeError::NotAllocated { ptr: p }) {
+                    rt.report(r);
+                }
+            }
+        }
+        return polled(e);
     };
     if rt.launched_since_sync() {
         let e = rt.device_sync();

@@ -51,7 +51,7 @@ pub fn free_report(api: &'static str, err: &FreeError) -> Option<Report> {
             detail: if is_poisoned(*ptr) {
                 format!("never allocated: {ptr:#018x} is a poisoned pointer (its arithmetic left its buffer)")
             } else {
-                format!("never allocated: no buffer was ever allocated at {ptr:#018x}")
+                format!("never allocated: no buffer was ever allocated at {ptr:#018x} (host, stack and cudaMallocHost memory are not freed with cudaFree)")
             },
             buffer: None,
             call_site: None,

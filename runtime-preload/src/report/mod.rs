@@ -36,6 +36,9 @@ pub enum Kind {
     SharedBufferOverflow,
     /// A `__device__` global variable accessed outside its bounds.
     GlobalBufferOverflow,
+    /// A local array used through a pointer after its function returned (or after a
+    /// later call reused the frame's depth).
+    StackUseAfterReturn,
     /// `cudaFree` of a buffer that was already freed.
     DoubleFree,
     /// `cudaFree` of a pointer that is not the start of a buffer.
@@ -57,6 +60,7 @@ impl Kind {
             Kind::StackBufferOverflow => "stack-buffer-overflow",
             Kind::SharedBufferOverflow => "shared-buffer-overflow",
             Kind::GlobalBufferOverflow => "global-buffer-overflow",
+            Kind::StackUseAfterReturn => "stack-use-after-return",
             Kind::DoubleFree => "double-free",
             Kind::InvalidFree => "invalid-free",
             Kind::ApiOutOfBounds => "api-out-of-bounds",
@@ -87,6 +91,9 @@ impl Kind {
             }
             Kind::GlobalBufferOverflow => {
                 "the access is outside a __device__ global array: check the index against the array's length"
+            }
+            Kind::StackUseAfterReturn => {
+                "a pointer to a local array was used after its function returned: do not keep pointers to locals beyond the call that owns them"
             }
             Kind::DoubleFree => {
                 "the buffer was already freed: free each allocation exactly once (reset the pointer after cudaFree)"

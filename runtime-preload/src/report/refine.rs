@@ -37,6 +37,7 @@ pub fn refine(rec: &Record, table: &BlockTable) -> Report {
             (Kind::PointerOverflow, table.nearest(rec.root).cloned())
         }
         DeviceKind::ObjectOutOfBounds => (object_kind(rec.flags), None),
+        DeviceKind::StaleLocal => (Kind::StackUseAfterReturn, None),
         DeviceKind::OutOfBounds => match [rec.root, addr].into_iter().find(|&p| is_cusafe(p)) {
             None => (Kind::WildAccess, None),
             Some(key) => match table.lookup(key).cloned() {
@@ -48,6 +49,12 @@ pub fn refine(rec: &Record, table: &BlockTable) -> Report {
     };
     let mut detail = match rec.kind {
         DeviceKind::ObjectOutOfBounds => describe_object(rec),
+        DeviceKind::StaleLocal => format!(
+            "{:#018x} is at offset {} of a {}-byte local array whose function has returned",
+            rec.addr,
+            rec.addr.wrapping_sub(rec.root) as i64,
+            rec.header_size
+        ),
         _ => describe(kind, addr, access.size, block.as_ref()),
     };
     if let (Some(b), Some(other)) = (&block, table.lookup(addr)) {

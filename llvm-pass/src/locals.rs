@@ -1,0 +1,220 @@
+//! Local arrays whose address escapes their function (paper §4.3): re-laid-out as
+//! blocks with an in-band header, their escaping pointer tagged as a pseudo-pointer
+//! carrying the frame's stack epoch (`format::pseudo`). The checks of other functions
+//! then see the object's exact bounds, and pointers that outlive the frame fail their
+//! epoch check.
+//!
+//! Per function with such arrays:
+//! * prologue (after the entry block's allocas): slot = hardware thread slot;
+//!   `d = ++depth[slot]`; `g = ++gen[slot][d % 16]`; each object's header = its size;
+//!   its tagged pointer = payload | tag bits (class, d, g) — every former use of the
+//!   array sees the tagged pointer (accesses strip it: see `strip`);
+//! * before every `ret`: `depth[slot] = d - 1`.
+//!
+//! Kernels of a module with such functions reset their slot's depth to 0 on entry, so
+//! state left by an earlier launch (or a trap) does not leak into this one.
+
+use crate::arith::is_safe_use;
+use crate::ir::{callee, instructions, mark_nocheck, opcode, uses, Ir, NONAME};
+use cusafe_format::pseudo::{local_class, tag_bits, LOCAL_PREFIX};
+use cusafe_format::rtpage::{
+    EPOCH_DEPTH_OFFSET, EPOCH_GENS_PER_SLOT, EPOCH_GEN_OFFSET, RTPAGE_ADDR,
+};
+use llvm_sys::core::*;
+use llvm_sys::prelude::*;
+use llvm_sys::target::LLVMABISizeOfType;
+use llvm_sys::LLVMOpcode;
+use std::ffi::CString;
+
+/// A use through which a pointer derived from an alloca leaves the function's view.
+/// Calls to functions without a body (printf's vprintf, external functions) are not
+/// escapes: nothing checks inside them, and their arguments are stripped anyway.
+fn escapes(v: LLVMValueRef) -> bool {
+    uses(v).into_iter().any(|(user, idx)| match opcode(user) {
+        Some(
+            LLVMOpcode::LLVMGetElementPtr | LLVMOpcode::LLVMAddrSpaceCast | LLVMOpcode::LLVMBitCast,
+        ) if idx == 0 => escapes(user),
+        Some(LLVMOpcode::LLVMCall)
+            if callee(user).is_some_and(|f| unsafe { LLVMIsDeclaration(f) != 0 }) =>
+        {
+            false
+        }
+        _ => !is_safe_use(user, idx),
+    })
+}
+
+/// The allocas of `f` to re-lay-out, with their payload sizes and classes.
+fn escaping_allocas(ir: &Ir, f: LLVMValueRef) -> Vec<(LLVMValueRef, u64, u32)> {
+    let mut out = Vec::new();
+    unsafe {
+        let entry = LLVMGetEntryBasicBlock(f);
+        let mut i = LLVMGetFirstInstruction(entry);
+        while !i.is_null() {
+            if !LLVMIsAAllocaInst(i).is_null() && escapes(i) {
+                let count = LLVMGetOperand(i, 0);
+                if !LLVMIsAConstantInt(count).is_null() {
+                    let size = LLVMConstIntGetZExtValue(count)
+                        * LLVMABISizeOfType(ir.td(), LLVMGetAllocatedType(i));
+                    if let Some(t) = local_class(size) {
+                        out.push((i, size, t));
+                    }
+                }
+            }
+            i = LLVMGetNextInstruction(i);
+        }
+    }
+    out
+}
+
+fn sreg(ir: &Ir, name: &str) -> LLVMValueRef {
+    unsafe {
+        let cname = CString::new(name).expect("no NUL");
+        let ty = LLVMFunctionType(ir.i32, std::ptr::null_mut(), 0, 0);
+        let mut f = LLVMGetNamedFunction(ir.module, cname.as_ptr());
+        if f.is_null() {
+            f = LLVMAddFunction(ir.module, cname.as_ptr(), ty);
+        }
+        LLVMBuildCall2(ir.b, ty, f, std::ptr::null_mut(), 0, NONAME)
+    }
+}
+
+/// `((smid & 255) * 64 + (warpid & 63)) * 32 + laneid`, as device-rt computes it.
+fn slot(ir: &Ir) -> LLVMValueRef {
+    let z = |v| ir.int_cast(v, ir.i64);
+    let sm = ir.and(z(sreg(ir, "llvm.nvvm.read.ptx.sreg.smid")), ir.c64(255));
+    let warp = ir.and(z(sreg(ir, "llvm.nvvm.read.ptx.sreg.warpid")), ir.c64(63));
+    let lane = z(sreg(ir, "llvm.nvvm.read.ptx.sreg.laneid"));
+    ir.add(ir.shl(ir.add(ir.shl(sm, ir.c64(6)), warp), ir.c64(5)), lane)
+}
+
+fn byte_ptr(ir: &Ir, base: u64, index: LLVMValueRef) -> LLVMValueRef {
+    unsafe { LLVMBuildIntToPtr(ir.b, ir.add(ir.c64(base), index), ir.gptr, NONAME) }
+}
+
+/// Marks a memory instruction of the epoch bookkeeping so that no check is put on it.
+fn nocheck(ir: &Ir, inst: LLVMValueRef) -> LLVMValueRef {
+    mark_nocheck(ir, inst);
+    inst
+}
+
+fn first_non_alloca(entry: LLVMBasicBlockRef) -> LLVMValueRef {
+    unsafe {
+        let mut i = LLVMGetFirstInstruction(entry);
+        while !LLVMIsAAllocaInst(i).is_null() {
+            i = LLVMGetNextInstruction(i);
+        }
+        i
+    }
+}
+
+/// Re-lays-out the escaping local arrays of `f`; returns how many.
+pub fn instrument(ir: &Ir, f: LLVMValueRef) -> usize {
+    let objects = escaping_allocas(ir, f);
+    if objects.is_empty() {
+        return 0;
+    }
+    for &(old, _, _) in &objects {
+        drop_lifetime_markers(old);
+    }
+    unsafe {
+        let at = first_non_alloca(LLVMGetEntryBasicBlock(f));
+        ir.at(at);
+        let slot = slot(ir);
+        let depth_ptr = byte_ptr(ir, RTPAGE_ADDR + EPOCH_DEPTH_OFFSET, slot);
+        let d = ir.add(
+            nocheck(ir, LLVMBuildLoad2(ir.b, ir.i8, depth_ptr, NONAME)),
+            LLVMConstInt(ir.i8, 1, 0),
+        );
+        nocheck(ir, LLVMBuildStore(ir.b, d, depth_ptr));
+        let d64 = ir.int_cast(d, ir.i64);
+        let gen_index = ir.add(
+            ir.shl(slot, ir.c64(EPOCH_GENS_PER_SLOT.trailing_zeros().into())),
+            ir.and(d64, ir.c64(EPOCH_GENS_PER_SLOT - 1)),
+        );
+        let gen_ptr = byte_ptr(ir, RTPAGE_ADDR + EPOCH_GEN_OFFSET, gen_index);
+        let g = ir.add(
+            nocheck(ir, LLVMBuildLoad2(ir.b, ir.i8, gen_ptr, NONAME)),
+            LLVMConstInt(ir.i8, 1, 0),
+        );
+        nocheck(ir, LLVMBuildStore(ir.b, g, gen_ptr));
+        let g64 = ir.int_cast(g, ir.i64);
+        // Tag bits for class 0 at (d, g); the class is or-ed in per object.
+        let epoch_bits = ir.sub(
+            ir.or(
+                ir.shl(
+                    ir.and(d64, ir.c64(15)),
+                    ir.c64(tag_bits(0, 1, 0).trailing_zeros().into()),
+                ),
+                ir.shl(
+                    ir.and(g64, ir.c64(31)),
+                    ir.c64(tag_bits(0, 0, 1).trailing_zeros().into()),
+                ),
+            ),
+            ir.c64(0),
+        );
+        for &(old, size, t) in &objects {
+            let block = 1u64 << (t + 3);
+            ir.at(old);
+            let ty = LLVMArrayType2(ir.i8, LOCAL_PREFIX + size + 1);
+            let new = LLVMBuildAlloca(ir.b, ty, c"cusafe.local".as_ptr());
+            LLVMSetAlignment(new, block as u32);
+            ir.at(at);
+            let hdr = nocheck(ir, LLVMBuildStore(ir.b, ir.c64(size), new));
+            LLVMSetAlignment(hdr, 8);
+            let payload = ir.add(ir.to_int(new), ir.c64(LOCAL_PREFIX));
+            let tagged = ir.or(ir.or(payload, ir.c64(tag_bits(t, 0, 0))), epoch_bits);
+            let ptr = LLVMBuildIntToPtr(ir.b, tagged, LLVMTypeOf(old), c"cusafe.tagged".as_ptr());
+            LLVMReplaceAllUsesWith(old, ptr);
+            LLVMInstructionEraseFromParent(old);
+        }
+        // Epilogue: restore the depth on every return.
+        ir.at(at);
+        let restore = ir.sub(d, LLVMConstInt(ir.i8, 1, 0));
+        for i in instructions(f) {
+            if opcode(i) == Some(LLVMOpcode::LLVMRet) {
+                ir.at(i);
+                nocheck(ir, LLVMBuildStore(ir.b, restore, depth_ptr));
+            }
+        }
+    }
+    objects.len()
+}
+
+/// `llvm.lifetime.*` must name an alloca; the re-laid-out object has none to name.
+fn drop_lifetime_markers(alloca: LLVMValueRef) {
+    let mut dead = Vec::new();
+    let mut work = vec![alloca];
+    while let Some(v) = work.pop() {
+        for (user, _) in uses(v) {
+            match opcode(user) {
+                Some(LLVMOpcode::LLVMCall)
+                    if callee(user)
+                        .is_some_and(|f| crate::ir::name(f).starts_with("llvm.lifetime.")) =>
+                {
+                    dead.push(user)
+                }
+                Some(
+                    LLVMOpcode::LLVMGetElementPtr
+                    | LLVMOpcode::LLVMBitCast
+                    | LLVMOpcode::LLVMAddrSpaceCast,
+                ) => work.push(user),
+                _ => {}
+            }
+        }
+    }
+    for d in dead {
+        unsafe { LLVMInstructionEraseFromParent(d) };
+    }
+}
+
+/// Resets the epoch depth of the running thread's slot at the entry of `kernel`.
+pub fn reset_depth_at_entry(ir: &Ir, kernel: LLVMValueRef) {
+    unsafe {
+        ir.at(first_non_alloca(LLVMGetEntryBasicBlock(kernel)));
+        let depth_ptr = byte_ptr(ir, RTPAGE_ADDR + EPOCH_DEPTH_OFFSET, slot(ir));
+        nocheck(
+            ir,
+            LLVMBuildStore(ir.b, LLVMConstInt(ir.i8, 0, 0), depth_ptr),
+        );
+    }
+}
