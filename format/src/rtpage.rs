@@ -52,6 +52,25 @@ pub fn contents(report_page: u64, flags: u32) -> [u8; RTPAGE_BYTES] {
     b
 }
 
+/// Hardware thread slots with epoch state: `(smid * 64 + warpid) * 32 + laneid` for
+/// up to 256 SMs, 64 warps per SM and 32 lanes.
+pub const EPOCH_SLOTS: u64 = 256 * 64 * 32;
+/// Offset from [`RTPAGE_ADDR`] of the current stack depth of each slot (one byte each).
+pub const EPOCH_DEPTH_OFFSET: u64 = 2 << 20;
+/// Generation bytes kept per slot, one per depth modulo 16.
+pub const EPOCH_GENS_PER_SLOT: u64 = 16;
+/// Offset from [`RTPAGE_ADDR`] of the generations: slot `s`, depth `d` at `s * 16 + d`.
+pub const EPOCH_GEN_OFFSET: u64 = 4 << 20;
+/// Bytes the runtime maps (zeroed) at [`RTPAGE_ADDR`]: the page, the depths and the
+/// generations, rounded up to the 2 MiB granule (12 MiB).
+pub const RTPAGE_MAPPED_BYTES: u64 =
+    (EPOCH_GEN_OFFSET + EPOCH_SLOTS * EPOCH_GENS_PER_SLOT).div_ceil(2 << 20) * (2 << 20);
+
+// The epoch state fits between the page and the end of the mapping.
+const _: () = assert!(RTPAGE_BYTES as u64 <= EPOCH_DEPTH_OFFSET);
+const _: () = assert!(EPOCH_DEPTH_OFFSET + EPOCH_SLOTS <= EPOCH_GEN_OFFSET);
+const _: () = assert!(RTPAGE_MAPPED_BYTES == 12 << 20);
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -74,22 +93,3 @@ mod tests {
         assert_eq!(u32::from_le_bytes(b[16..20].try_into().unwrap()), 0);
     }
 }
-
-/// Hardware thread slots with epoch state: `(smid * 64 + warpid) * 32 + laneid` for
-/// up to 256 SMs, 64 warps per SM and 32 lanes.
-pub const EPOCH_SLOTS: u64 = 256 * 64 * 32;
-/// Offset from [`RTPAGE_ADDR`] of the current stack depth of each slot (one byte each).
-pub const EPOCH_DEPTH_OFFSET: u64 = 2 << 20;
-/// Generation bytes kept per slot, one per depth modulo 16.
-pub const EPOCH_GENS_PER_SLOT: u64 = 16;
-/// Offset from [`RTPAGE_ADDR`] of the generations: slot `s`, depth `d` at `s * 16 + d`.
-pub const EPOCH_GEN_OFFSET: u64 = 4 << 20;
-/// Bytes the runtime maps (zeroed) at [`RTPAGE_ADDR`]: the page, the depths and the
-/// generations, rounded up to the 2 MiB granule (12 MiB).
-pub const RTPAGE_MAPPED_BYTES: u64 =
-    (EPOCH_GEN_OFFSET + EPOCH_SLOTS * EPOCH_GENS_PER_SLOT).div_ceil(2 << 20) * (2 << 20);
-
-// The epoch state fits between the page and the end of the mapping.
-const _: () = assert!(RTPAGE_BYTES as u64 <= EPOCH_DEPTH_OFFSET);
-const _: () = assert!(EPOCH_DEPTH_OFFSET + EPOCH_SLOTS <= EPOCH_GEN_OFFSET);
-const _: () = assert!(RTPAGE_MAPPED_BYTES == 12 << 20);
