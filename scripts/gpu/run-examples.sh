@@ -2,10 +2,14 @@
 # Runs every example of a bundle made by scripts/build-examples.sh on a GPU machine:
 # plain, sanitized by cusafe, plain under LD_PRELOAD=libcusafe_rt.so, and plain under
 # compute-sanitizer memcheck. Writes one log per run plus runs.tsv and env.txt to OUT.
-# Usage: run-examples.sh BUNDLE_DIR OUT_DIR
+# Usage: run-examples.sh BUNDLE_DIR OUT_DIR [SHARD/SHARDS]
+#   SHARD/SHARDS (e.g. 2/4) runs every SHARDS-th program starting at SHARD (1-based), so
+#   several shards can share one GPU in parallel; each shard writes runs.SHARD.tsv.
 set -uo pipefail
 bundle=$(cd "${1:?bundle dir}" && pwd)
 out=${2:?out dir}
+shard=${3:-1/1}
+k=${shard%/*}; n=${shard#*/}
 mkdir -p "$out/logs"
 out=$(cd "$out" && pwd)
 cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
@@ -17,7 +21,9 @@ cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
   echo "bundle: $(cat "$bundle/COMMIT" 2>/dev/null || echo unknown)"
 } > "$out/env.txt"
 cat "$out/env.txt"
-printf 'program\tmode\trc\tseconds\n' > "$out/runs.tsv"
+tsv="$out/runs.tsv"
+[ "$n" = 1 ] || tsv="$out/runs.$k.tsv"
+printf 'program\tmode\trc\tseconds\n' > "$tsv"
 run() { # name mode cmd...
   local name=$1 mode=$2; shift 2
   local log="$out/logs/$name.$mode.txt" t0 ms rc
@@ -25,10 +31,13 @@ run() { # name mode cmd...
   (cd "$bundle" && timeout 120 "$@") > "$log" 2>&1
   rc=$?
   ms=$(( ($(date +%s%N) - t0) / 1000000 ))
-  printf '%s\t%s\t%s\t%d.%03d\n' "$name" "$mode" "$rc" $((ms / 1000)) $((ms % 1000)) >> "$out/runs.tsv"
+  printf '%s\t%s\t%s\t%d.%03d\n' "$name" "$mode" "$rc" $((ms / 1000)) $((ms % 1000)) >> "$tsv"
   printf '%-22s %-8s rc=%-4s\n' "$name" "$mode" "$rc"
 }
+i=0
 for bin in "$bundle"/*.cusafe; do
+  i=$((i + 1))
+  [ $(( (i - 1) % n + 1 )) = "$k" ] || continue
   name=$(basename "$bin" .cusafe)
   run "$name" plain "./$name.plain"
   run "$name" cusafe "./$name.cusafe"
