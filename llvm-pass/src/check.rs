@@ -3,7 +3,7 @@
 //! then yields zero); in trap mode the report never returns.
 //!
 //! ```text
-//!   ri = root; t = (ri >> 41) & 63; in = (t - 1) <u 35
+//!   ri = root; t = ri >> 41; in = (t - 1) <u 35   (false for any root with bits 47..63)
 //!   base = ri & (-1 << (t + 3)); size = load i64 (in ? base : @__cusafe_no_header)
 //!   off = addr - (base + PREFIX); end = off + len
 //!   bad = (ri <s 0) | (in & !(end <=u size & end >=u len))
@@ -17,7 +17,7 @@ use crate::collect::{Access, Len, Range, Target};
 use crate::ir::{addr_space, Ir, AS_GLOBAL};
 use crate::sites::Sites;
 use cusafe_format::block::{class_shift, PREFIX};
-use cusafe_format::pointer::{MAX_TAG, MIN_TAG, TAG_MASK, TAG_SHIFT};
+use cusafe_format::pointer::{MAX_TAG, MIN_TAG, TAG_SHIFT};
 use cusafe_format::pseudo::PSEUDO_BIT;
 use cusafe_format::report::{DeviceKind, NO_HEADER};
 use llvm_sys::core::*;
@@ -209,7 +209,9 @@ impl Checker {
             } else {
                 ir.to_int(r.addr)
             };
-            let t = ir.and(ir.lshr(ri, ir.c64(TAG_SHIFT.into())), ir.c64(TAG_MASK));
+            // All bits above the address: a poisoned or pseudo root (bits 47..63) is never
+            // "in range", so its header is never loaded (its base would fault).
+            let t = ir.lshr(ri, ir.c64(TAG_SHIFT.into()));
             let in_range = ir.icmp(
                 LLVMIntULT,
                 ir.sub(t, ir.c64(MIN_TAG.into())),

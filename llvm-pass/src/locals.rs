@@ -16,7 +16,9 @@
 
 use crate::arith::is_safe_use;
 use crate::ir::{callee, instructions, mark_nocheck, opcode, uses, Ir, NONAME};
-use cusafe_format::pseudo::{local_class, tag_bits, LOCAL_PREFIX};
+use cusafe_format::pseudo::{
+    local_class, tag_bits, DEPTH_MASK, DEPTH_SHIFT, GEN_MASK, GEN_SHIFT, LOCAL_PREFIX,
+};
 use cusafe_format::rtpage::{
     EPOCH_DEPTH_OFFSET, EPOCH_GENS_PER_SLOT, EPOCH_GEN_OFFSET, RTPAGE_ADDR,
 };
@@ -138,20 +140,10 @@ pub fn instrument(ir: &Ir, f: LLVMValueRef) -> usize {
         );
         nocheck(ir, LLVMBuildStore(ir.b, g, gen_ptr));
         let g64 = ir.int_cast(g, ir.i64);
-        // Tag bits for class 0 at (d, g); the class is or-ed in per object.
-        let epoch_bits = ir.sub(
-            ir.or(
-                ir.shl(
-                    ir.and(d64, ir.c64(15)),
-                    ir.c64(tag_bits(0, 1, 0).trailing_zeros().into()),
-                ),
-                ir.shl(
-                    ir.and(g64, ir.c64(31)),
-                    ir.c64(tag_bits(0, 0, 1).trailing_zeros().into()),
-                ),
-            ),
-            ir.c64(0),
-        );
+        // Epoch bits (d, g) of the tag; the pseudo bit and class are or-ed in per object.
+        let depth_bits = ir.shl(ir.and(d64, ir.c64(DEPTH_MASK)), ir.c64(DEPTH_SHIFT.into()));
+        let gen_bits = ir.shl(ir.and(g64, ir.c64(GEN_MASK)), ir.c64(GEN_SHIFT.into()));
+        let epoch_bits = ir.or(depth_bits, gen_bits);
         for &(old, size, t) in &objects {
             let block = 1u64 << (t + 3);
             ir.at(old);

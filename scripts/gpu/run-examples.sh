@@ -28,7 +28,7 @@ run() { # name mode cmd...
   local name=$1 mode=$2; shift 2
   local log="$out/logs/$name.$mode.txt" t0 ms rc
   t0=$(date +%s%N)
-  (cd "$bundle" && timeout 120 "$@") > "$log" 2>&1
+  (cd "$bundle" && timeout 90 "$@") > "$log" 2>&1
   rc=$?
   ms=$(( ($(date +%s%N) - t0) / 1000000 ))
   printf '%s\t%s\t%s\t%d.%03d\n' "$name" "$mode" "$rc" $((ms / 1000)) $((ms % 1000)) >> "$tsv"

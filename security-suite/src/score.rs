@@ -31,6 +31,8 @@ pub enum Verdict {
     Differs(String),
     /// Nothing reported for a bug the manifest marks out of scope (the reason).
     ExpectedMiss(String),
+    /// A correct program whose plain build already fails: no verdict on the tool.
+    BrokenTest(String),
     /// No log for this run.
     NotRun,
 }
@@ -45,6 +47,7 @@ impl Verdict {
             Verdict::FalsePositive(w) => format!("FALSE POSITIVE ({w})"),
             Verdict::Differs(w) => format!("output differs ({w})"),
             Verdict::ExpectedMiss(why) => format!("expected miss ({why})"),
+            Verdict::BrokenTest(w) => format!("broken test ({w})"),
             Verdict::NotRun => "not run".into(),
         }
     }
@@ -117,6 +120,9 @@ pub fn judge(
             }
         }
         None => {
+            if let Some((_, prc)) = plain.filter(|&(_, prc)| prc != 0) {
+                return Verdict::BrokenTest(format!("plain build exits {prc}"));
+            }
             if let Some(f) = reports.first() {
                 return Verdict::FalsePositive(describe(f));
             }

@@ -86,3 +86,18 @@ fn correct_programs_must_match_the_plain_run() {
         Verdict::FalsePositive(_)
     ));
 }
+
+#[test]
+fn a_correct_program_whose_plain_build_fails_is_a_broken_test() {
+    let e = from_source("ok", "examples/ok.cu", "int main() {}\n").expect("no marker");
+    assert!(matches!(
+        judge(
+            &e,
+            "cusafe",
+            CUSAFE_LOG,
+            1,
+            Some(("illegal instruction\n", 3))
+        ),
+        Verdict::BrokenTest(_)
+    ));
+}

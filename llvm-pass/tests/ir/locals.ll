@@ -55,6 +55,11 @@ declare void @llvm.lifetime.end.p0(i64, ptr)
 ; CHECK: store i8 [[D]], ptr addrspace(1) [[DP:%.*]], align 1
 ; CHECK: [[G:%.*]] = add i8 {{%.*}}, 1
 ; CHECK: store i8 [[G]]
+; Depth (mod 16) at bit 54, generation (mod 32) at bit 58.
+; CHECK: [[DM:%.*]] = and i64 {{%.*}}, 15
+; CHECK: shl i64 [[DM]], 54
+; CHECK: [[GM:%.*]] = and i64 {{%.*}}, 31
+; CHECK: shl i64 [[GM]], 58
 ; CHECK: store i64 32, ptr %cusafe.local, align 8
 ; Class 3 (64-byte block) and the pseudo bit: 0x3 << 48 | 1 << 47.
 ; CHECK: or i64 {{%.*}}, 985162418487296
