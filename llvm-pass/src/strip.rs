@@ -136,22 +136,47 @@ fn is_mem_intrinsic(f: LLVMValueRef) -> bool {
     .any(|p| n.starts_with(p))
 }
 
-/// Strips pointer operands that leave instrumented code in function `f`.
+/// Whether call `i` leaves instrumented code (inline asm, a function without a body, an
+/// intrinsic other than the memory intrinsics).
+fn leaves_instrumented_code(i: LLVMValueRef) -> bool {
+    unsafe {
+        !LLVMIsAInlineAsm(LLVMGetCalledValue(i)).is_null()
+            || callee(i).is_some_and(|c| {
+                (is_intrinsic(c) && !is_mem_intrinsic(c))
+                    || (!is_intrinsic(c) && LLVMIsDeclaration(c) != 0)
+            })
+    }
+}
+
+/// Strips pointer operands that leave instrumented code in function `f`: arguments of
+/// calls that leave it, and pointers stored into buffers handed to such calls (printf's
+/// argument buffer holds the `%s` and `%p` pointers vprintf will read).
 pub fn strip_exits(ir: &Ir, f: LLVMValueRef) {
-    for i in instructions(f) {
-        match opcode(i) {
-            Some(LLVMOpcode::LLVMCall) => unsafe {
-                let inline_asm = !LLVMIsAInlineAsm(LLVMGetCalledValue(i)).is_null();
-                let uninstrumented = callee(i).is_some_and(|c| {
-                    (is_intrinsic(c) && !is_mem_intrinsic(c))
-                        || (!is_intrinsic(c) && LLVMIsDeclaration(c) != 0)
-                });
-                if inline_asm || uninstrumented {
-                    for a in 0..LLVMGetNumArgOperands(i) {
-                        strip_operand(ir, i, a);
-                    }
+    let insts = instructions(f);
+    let mut handed_out = Vec::new();
+    for &i in &insts {
+        if opcode(i) == Some(LLVMOpcode::LLVMCall) && leaves_instrumented_code(i) {
+            for a in 0..unsafe { LLVMGetNumArgOperands(i) } {
+                let root = root_of(operand(i, a));
+                if unsafe { !LLVMIsAAllocaInst(root).is_null() } {
+                    handed_out.push(root);
                 }
-            },
+            }
+        }
+    }
+    for &i in &insts {
+        if opcode(i) == Some(LLVMOpcode::LLVMStore) && handed_out.contains(&root_of(operand(i, 1)))
+        {
+            strip_operand(ir, i, 0);
+        }
+    }
+    for i in insts {
+        match opcode(i) {
+            Some(LLVMOpcode::LLVMCall) if leaves_instrumented_code(i) => {
+                for a in 0..unsafe { LLVMGetNumArgOperands(i) } {
+                    strip_operand(ir, i, a);
+                }
+            }
             // Into shared, constant or local space: those accesses are not heap-checked,
             // so no rebuilt chain strips them. (Casts to global are left alone: accesses
             // through them rebuild the chain from the root, keeping its bounds.)

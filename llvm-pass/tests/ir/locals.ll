@@ -25,6 +25,7 @@ define void @k(i64 %n) {
   %quiet = alloca [4 x i32], align 4
   call void @llvm.lifetime.start.p0(i64 32, ptr %arr)
   call void @fill(ptr %arr, i64 %n)
+  store ptr %arr, ptr %buf, align 8
   %r = call i32 @vprintf(ptr null, ptr %buf)
   %g = getelementptr inbounds [4 x i32], ptr %quiet, i64 0, i64 %n
   store i32 1, ptr %g, align 4
@@ -66,9 +67,14 @@ declare void @llvm.lifetime.end.p0(i64, ptr)
 ; CHECK: [[T:%cusafe.tagged.*]] = inttoptr i64
 ; CHECK-NOT: llvm.lifetime
 ; CHECK: call void @fill(ptr [[T]], i64 %n)
-; vprintf's argument buffer is untouched; its pointer is stripped before the call.
+; vprintf's argument buffer is untouched; the tagged pointer stored into it (printf's
+; %s argument) and the buffer pointer are stripped: vprintf dereferences both.
+; CHECK: [[TI:%.*]] = ptrtoint ptr [[T]] to i64
+; CHECK: [[TM:%.*]] = and i64 [[TI]], 140737488355327
+; CHECK: [[TS:%.*]] = inttoptr i64 [[TM]] to ptr
+; CHECK: store ptr [[TS]], ptr {{%.*}}, align 8
 ; CHECK: [[B:%.*]] = ptrtoint ptr %buf to i64
-; CHECK: call i32 @vprintf(ptr null, ptr %cusafe.strip)
+; CHECK: call i32 @vprintf(ptr null, ptr %cusafe.strip{{[0-9]*}})
 ; The non-escaping array keeps its static check.
 ; CHECK: call i32 @__cusafe_slow(i32 3,
 ; Epilogue.
