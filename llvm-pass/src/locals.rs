@@ -99,6 +99,18 @@ fn nocheck(ir: &Ir, inst: LLVMValueRef) -> LLVMValueRef {
     inst
 }
 
+/// `++*p` on an epoch byte; returns the new value.
+fn bump(ir: &Ir, p: LLVMValueRef) -> LLVMValueRef {
+    unsafe {
+        let v = ir.add(
+            nocheck(ir, LLVMBuildLoad2(ir.b, ir.i8, p, NONAME)),
+            LLVMConstInt(ir.i8, 1, 0),
+        );
+        nocheck(ir, LLVMBuildStore(ir.b, v, p));
+        v
+    }
+}
+
 fn first_non_alloca(entry: LLVMBasicBlockRef) -> LLVMValueRef {
     unsafe {
         let mut i = LLVMGetFirstInstruction(entry);
@@ -123,22 +135,14 @@ pub fn instrument(ir: &Ir, f: LLVMValueRef) -> usize {
         ir.at(at);
         let slot = slot(ir);
         let depth_ptr = byte_ptr(ir, RTPAGE_ADDR + EPOCH_DEPTH_OFFSET, slot);
-        let d = ir.add(
-            nocheck(ir, LLVMBuildLoad2(ir.b, ir.i8, depth_ptr, NONAME)),
-            LLVMConstInt(ir.i8, 1, 0),
-        );
-        nocheck(ir, LLVMBuildStore(ir.b, d, depth_ptr));
+        let d = bump(ir, depth_ptr);
         let d64 = ir.int_cast(d, ir.i64);
         let gen_index = ir.add(
             ir.shl(slot, ir.c64(EPOCH_GENS_PER_SLOT.trailing_zeros().into())),
             ir.and(d64, ir.c64(EPOCH_GENS_PER_SLOT - 1)),
         );
         let gen_ptr = byte_ptr(ir, RTPAGE_ADDR + EPOCH_GEN_OFFSET, gen_index);
-        let g = ir.add(
-            nocheck(ir, LLVMBuildLoad2(ir.b, ir.i8, gen_ptr, NONAME)),
-            LLVMConstInt(ir.i8, 1, 0),
-        );
-        nocheck(ir, LLVMBuildStore(ir.b, g, gen_ptr));
+        let g = bump(ir, gen_ptr);
         let g64 = ir.int_cast(g, ir.i64);
         // Epoch bits (d, g) of the tag; the pseudo bit and class are or-ed in per object.
         let depth_bits = ir.shl(ir.and(d64, ir.c64(DEPTH_MASK)), ir.c64(DEPTH_SHIFT.into()));
