@@ -114,7 +114,14 @@ impl Runtime {
         }
         self.poll(SUCCESS);
         let mut leaked = 0;
-        if let (true, Some(h)) = (self.options.detect_leaks, self.heap()) {
+        let context_died = self.fault_noted.load(Ordering::Relaxed);
+        if context_died && self.options.detect_leaks {
+            // The program stopped mid-way on a device fault: what it did not free is not news.
+            self.sink.message(
+                "cusafe: leak check skipped: the CUDA context failed (see the note above)\n",
+            );
+        }
+        if let (true, false, Some(h)) = (self.options.detect_leaks, context_died, self.heap()) {
             let live = h.live_blocks();
             for b in live.iter().take(LEAKS_SHOWN) {
                 self.sink.emit(&leak_report(b));
