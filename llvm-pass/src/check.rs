@@ -152,11 +152,12 @@ impl Checker {
             let term = ir.split_if_then(v.bad, inst);
             // Cold block: say what the device saw and call the runtime.
             ir.at(term);
+            let (kind, seen) = v.seen.report_fields(ir, v.root);
             let mut args = [
-                v.kind,
+                kind,
                 v.addr,
                 v.root,
-                v.seen,
+                seen,
                 ir.int_cast(len, ir.i32),
                 ir.c32(r.flags | v.space),
                 sites.text(ir, func, inst, &v.object),
@@ -228,24 +229,17 @@ impl Checker {
             let inside = self.fits(ir, r, off, size, len);
             // Poisoned (bit 63) or a pseudo-pointer (bit 47): the cold path sorts it out.
             let tagged = ir.icmp(LLVMIntUGE, ri, ir.c64(1 << PSEUDO_BIT));
-            let poisoned = ir.icmp(LLVMIntSLT, ri, ir.c64(0));
             let outside = ir.and(in_range, LLVMBuildNot(ir.b, inside, crate::ir::NONAME));
             let bad = ir.or(tagged, outside);
-            // Only evaluated on the cold path once the branch is laid out, but built here
-            // where the values are.
-            let kind = ir.select(
-                poisoned,
-                ir.c32(DeviceKind::PoisonedPointer as u32),
-                ir.c32(DeviceKind::OutOfBounds as u32),
-            );
-            let read = ir.and(in_range, LLVMBuildNot(ir.b, tagged, crate::ir::NONAME));
-            let seen = ir.select(read, size, ir.c64(NO_HEADER));
             Verdict {
                 bad,
-                kind,
                 addr: ai,
                 root: ri,
-                seen,
+                seen: Seen::Heap {
+                    in_range,
+                    tagged,
+                    size,
+                },
                 space: 0,
                 object: String::new(),
             }
@@ -269,13 +263,11 @@ impl Checker {
             };
             let inside = self.fits(ir, r, ir.sub(ai, bi), size, len);
             let bad = LLVMBuildNot(ir.b, inside, crate::ir::NONAME);
-            let kind = ir.c32(DeviceKind::ObjectOutOfBounds as u32);
             Verdict {
                 bad,
-                kind,
                 addr: ai,
                 root: bi,
-                seen: size,
+                seen: Seen::Object { size },
                 space: o.space,
                 object: o.name.clone(),
             }
@@ -314,12 +306,46 @@ impl Checker {
 /// What a check computed: whether the access is bad and what the report says.
 struct Verdict {
     bad: LLVMValueRef,
-    kind: LLVMValueRef,
     addr: LLVMValueRef,
     root: LLVMValueRef,
-    seen: LLVMValueRef,
+    seen: Seen,
     space: u32,
     object: String,
+}
+
+/// What the report needs to say what the device saw, computed in the cold block only.
+enum Seen {
+    /// A heap check: the kind and the header size depend on the root's bits.
+    Heap {
+        in_range: LLVMValueRef,
+        tagged: LLVMValueRef,
+        size: LLVMValueRef,
+    },
+    /// An object check: the object's size.
+    Object { size: LLVMValueRef },
+}
+
+impl Seen {
+    /// (device kind, header size seen) built at the builder's position (the cold block).
+    fn report_fields(&self, ir: &Ir, root: LLVMValueRef) -> (LLVMValueRef, LLVMValueRef) {
+        match *self {
+            Seen::Heap {
+                in_range,
+                tagged,
+                size,
+            } => unsafe {
+                let poisoned = ir.icmp(LLVMIntPredicate::LLVMIntSLT, root, ir.c64(0));
+                let kind = ir.select(
+                    poisoned,
+                    ir.c32(DeviceKind::PoisonedPointer as u32),
+                    ir.c32(DeviceKind::OutOfBounds as u32),
+                );
+                let read = ir.and(in_range, LLVMBuildNot(ir.b, tagged, crate::ir::NONAME));
+                (kind, ir.select(read, size, ir.c64(NO_HEADER)))
+            },
+            Seen::Object { size } => (ir.c32(DeviceKind::ObjectOutOfBounds as u32), size),
+        }
+    }
 }
 
 fn debug_loc_of(inst: LLVMValueRef) -> Option<LLVMMetadataRef> {
