@@ -24,8 +24,10 @@ __global__ void tiles(const int *x, int n, int *sum32, int *max8, int *odd_tiles
   int m = v;
   for (int o = q.size() / 2; o > 0; o /= 2) m = max(m, q.shfl_xor(m, o));
   if (q.thread_rank() == 0) atomicMax(max8, m);
+  // Every lane of the tile must reach a tile collective: vote before branching on rank.
   unsigned odd = w.ballot(v & 1);
-  if (w.thread_rank() == 0 && w.any(v > 990)) atomicAdd(odd_tiles, __popc(odd));
+  bool hot = w.any(v > 990);
+  if (w.thread_rank() == 0 && hot) atomicAdd(odd_tiles, __popc(odd));
   block.sync();
 }
 

@@ -1,6 +1,8 @@
 // Correct: CUB block-wide primitives (their temporary storage lives in shared memory,
 // union-ed and reused after a barrier): BlockReduce for per-block sums and maxima,
-// BlockScan for an exclusive scan that becomes a stream compaction.
+// BlockScan for an exclusive scan that becomes a stream compaction. The reductions run
+// on float: CUB reduces 32-bit integers with redux.sync on sm_80+, which clang-19 emits
+// after divergent code where it faults (toolchain notes); float takes the shuffle path.
 #include "../../examples/common.h"
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
@@ -10,7 +12,7 @@ constexpr int BS = 256;
 
 __global__ void stats_and_compact(const int *x, int n, int *block_sum, int *block_max, int *kept,
                                   int *kept_count) {
-  using Reduce = cub::BlockReduce<int, BS>;
+  using Reduce = cub::BlockReduce<float, BS>;
   using Scan = cub::BlockScan<int, BS>;
   __shared__ union {
     typename Reduce::TempStorage reduce;
@@ -19,13 +21,13 @@ __global__ void stats_and_compact(const int *x, int n, int *block_sum, int *bloc
   __shared__ int base;
   int i = blockIdx.x * BS + threadIdx.x;
   int v = i < n ? x[i] : 0;
-  int s = Reduce(tmp.reduce).Sum(v);
+  float s = Reduce(tmp.reduce).Sum((float)v); // exact: at most 256 * 999 < 2^24
   __syncthreads();
-  int m = Reduce(tmp.reduce).Reduce(v, cub::Max());
+  float m = Reduce(tmp.reduce).Reduce((float)v, cub::Max());
   __syncthreads();
   if (threadIdx.x == 0) {
-    block_sum[blockIdx.x] = s;
-    block_max[blockIdx.x] = m;
+    block_sum[blockIdx.x] = (int)s;
+    block_max[blockIdx.x] = (int)m;
   }
   int keep = i < n && v % 3 == 0, pos, total;
   Scan(tmp.scan).ExclusiveSum(keep, pos, total);
