@@ -19,6 +19,9 @@ use llvm_sys::prelude::*;
 use llvm_sys::target::{LLVMABISizeOfType, LLVMOffsetOfElement};
 use llvm_sys::{LLVMOpcode, LLVMTypeKind};
 
+/// Name of the `inttoptr` that gives a re-laid-out local its tagged pointer (`locals`).
+pub const TAGGED_LOCAL: &str = "cusafe.tagged";
+
 /// Address spaces of NVPTX besides generic and global.
 const AS_SHARED: u32 = 3;
 const AS_CONST: u32 = 4;
@@ -124,6 +127,77 @@ pub fn const_offset(ir: &Ir, mut addr: LLVMValueRef) -> Option<i64> {
     Some(off)
 }
 
+/// The pointer an integer was computed from, when exactly one pointer flows into it:
+/// `ptrtoint p`, then adds or subtracts of integers that come from no pointer, and
+/// `and`/`or`/`xor` with constants (aligning up or down, setting low bits). This is
+/// how code carves one buffer out of another through `uintptr_t`
+/// (`(p + 15) & ~15`). Anything else (two pointers mixed, loaded integers that might
+/// be pointers) has no single provenance.
+fn int_provenance(v: LLVMValueRef) -> Option<LLVMValueRef> {
+    provenance_within(v, 16)
+}
+
+fn provenance_within(v: LLVMValueRef, depth: u32) -> Option<LLVMValueRef> {
+    let depth = depth.checked_sub(1)?;
+    let up = |x| provenance_within(x, depth);
+    let pointer_free = |x| !mentions_pointer(x, depth);
+    let constant = |x| const_int(x).is_some();
+    let (a, b) = (operand(v, 0), operand(v, 1));
+    match op_of(v)? {
+        LLVMOpcode::LLVMPtrToInt => Some(a),
+        LLVMOpcode::LLVMAdd if pointer_free(b) => up(a),
+        LLVMOpcode::LLVMAdd if pointer_free(a) => up(b),
+        LLVMOpcode::LLVMSub if pointer_free(b) => up(a),
+        LLVMOpcode::LLVMAnd | LLVMOpcode::LLVMOr | LLVMOpcode::LLVMXor if constant(b) => up(a),
+        LLVMOpcode::LLVMAnd | LLVMOpcode::LLVMOr | LLVMOpcode::LLVMXor if constant(a) => up(b),
+        _ => None,
+    }
+}
+
+/// Whether integer arithmetic on `v` reaches a `ptrtoint` (conservatively true when
+/// the search runs out of depth).
+fn mentions_pointer(v: LLVMValueRef, depth: u32) -> bool {
+    let Some(depth) = depth.checked_sub(1) else {
+        return true;
+    };
+    match op_of(v) {
+        Some(LLVMOpcode::LLVMPtrToInt) => true,
+        Some(
+            LLVMOpcode::LLVMAdd
+            | LLVMOpcode::LLVMSub
+            | LLVMOpcode::LLVMMul
+            | LLVMOpcode::LLVMShl
+            | LLVMOpcode::LLVMLShr
+            | LLVMOpcode::LLVMAShr
+            | LLVMOpcode::LLVMAnd
+            | LLVMOpcode::LLVMOr
+            | LLVMOpcode::LLVMXor,
+        ) => mentions_pointer(operand(v, 0), depth) || mentions_pointer(operand(v, 1), depth),
+        Some(LLVMOpcode::LLVMZExt | LLVMOpcode::LLVMSExt | LLVMOpcode::LLVMTrunc) => {
+            mentions_pointer(operand(v, 0), depth)
+        }
+        _ => false,
+    }
+}
+
+/// The root of `addr`, looking through `inttoptr` of integer arithmetic on a single
+/// pointer ([`int_provenance`]); the flag says whether it did (the offset from the root
+/// is then not known at compile time). The pass's own tagged locals are roots.
+fn root_through_ints(addr: LLVMValueRef) -> (LLVMValueRef, bool) {
+    let mut root = root_of(addr);
+    let mut through = false;
+    while op_of(root) == Some(LLVMOpcode::LLVMIntToPtr)
+        && !crate::ir::name(root).starts_with(TAGGED_LOCAL)
+    {
+        let Some(p) = int_provenance(operand(root, 0)) else {
+            break;
+        };
+        root = root_of(p);
+        through = true;
+    }
+    (root, through)
+}
+
 /// The object `root` is, if it is one whose size the pass can know.
 fn object_of(ir: &Ir, root: LLVMValueRef) -> Option<Object> {
     unsafe {
@@ -165,17 +239,21 @@ fn object_of(ir: &Ir, root: LLVMValueRef) -> Option<Object> {
 
 /// Decides how an access of `len` bytes (if known) through `addr` is checked.
 pub fn decide(ir: &Ir, addr: LLVMValueRef, len: Option<u64>) -> Decision {
-    let root = root_of(addr);
-    if let Some(object) = object_of(ir, root) {
-        if let (ObjSize::Const(size), Some(len), Some(off)) =
-            (object.size, len, const_offset(ir, addr))
-        {
+    let (object_root, through_ints) = root_through_ints(addr);
+    if let Some(object) = object_of(ir, object_root) {
+        let off = (!through_ints).then(|| const_offset(ir, addr)).flatten();
+        if let (ObjSize::Const(size), Some(len), Some(off)) = (object.size, len, off) {
             if off >= 0 && (off as u64).checked_add(len).is_some_and(|end| end <= size) {
                 return Decision::Proven;
             }
         }
-        return Decision::Object { root, object };
+        return Decision::Object {
+            root: object_root,
+            object,
+        };
     }
+    // Heap roots keep the pointer the address was formed from: its tag names the block.
+    let root = root_of(addr);
     let heap_space = |v| matches!(addr_space(v), Some(AS_GENERIC | AS_GLOBAL));
     let constant =
         unsafe { !LLVMIsAConstant(root).is_null() || !LLVMIsAAllocaInst(root).is_null() };

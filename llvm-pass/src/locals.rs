@@ -148,6 +148,7 @@ pub fn instrument(ir: &Ir, f: LLVMValueRef) -> usize {
         let depth_bits = ir.shl(ir.and(d64, ir.c64(DEPTH_MASK)), ir.c64(DEPTH_SHIFT.into()));
         let gen_bits = ir.shl(ir.and(g64, ir.c64(GEN_MASK)), ir.c64(GEN_SHIFT.into()));
         let epoch_bits = ir.or(depth_bits, gen_bits);
+        let tagged_name = CString::new(crate::classify::TAGGED_LOCAL).expect("no NUL");
         for &(old, size, t) in &objects {
             let block = 1u64 << (t + 3);
             ir.at(old);
@@ -159,7 +160,7 @@ pub fn instrument(ir: &Ir, f: LLVMValueRef) -> usize {
             LLVMSetAlignment(hdr, 8);
             let payload = ir.add(ir.to_int(new), ir.c64(LOCAL_PREFIX));
             let tagged = ir.or(ir.or(payload, ir.c64(tag_bits(t, 0, 0))), epoch_bits);
-            let ptr = LLVMBuildIntToPtr(ir.b, tagged, LLVMTypeOf(old), c"cusafe.tagged".as_ptr());
+            let ptr = LLVMBuildIntToPtr(ir.b, tagged, LLVMTypeOf(old), tagged_name.as_ptr());
             LLVMReplaceAllUsesWith(old, ptr);
             LLVMInstructionEraseFromParent(old);
         }
