@@ -79,8 +79,8 @@ static inline __attribute__((always_inline)) u64 epoch_slot(void) {
          __nvvm_read_ptx_sreg_laneid();
 }
 
-/* Checks an access through a local pseudo-pointer: the frame must be alive (epoch) and
- * the range inside the object (header). Returns 0 if fine, else the device kind, with
+/* Checks an access through a local pseudo-pointer: the frame must be alive (epoch), the
+ * object in scope (header bit 63) and the range inside the object (header size). Returns 0 if fine, else the device kind, with
  * the object's start and size in *start / *size. */
 static inline __attribute__((always_inline)) u32 pseudo_check(u64 addr, u64 root, u64 len, u64 *start,
                                                               u64 *size) {
@@ -90,13 +90,16 @@ static inline __attribute__((always_inline)) u32 pseudo_check(u64 addr, u64 root
   u64 gen = (root >> CUSAFE_GEN_SHIFT) & CUSAFE_GEN_MASK;
   u64 base = (root & mask) & ~((1ULL << (t + 3)) - 1);
   *start = base + CUSAFE_LOCAL_PREFIX;
-  *size = *(volatile u64 *)base;
+  u64 header = *(volatile u64 *)base;
+  *size = header & ~CUSAFE_OUT_OF_SCOPE;
   u64 slot = epoch_slot();
   u32 cur = *(volatile unsigned char *)(CUSAFE_RTPAGE_ADDR + CUSAFE_EPOCH_DEPTH_OFFSET + slot);
   u32 now = *(volatile unsigned char *)(CUSAFE_RTPAGE_ADDR + CUSAFE_EPOCH_GEN_OFFSET +
                                         slot * CUSAFE_EPOCH_GENS_PER_SLOT + depth);
   if ((cur <= CUSAFE_DEPTH_MASK && depth > cur) || (now & CUSAFE_GEN_MASK) != gen)
     return CUSAFE_KIND_STALE_LOCAL;
+  if (header & CUSAFE_OUT_OF_SCOPE)
+    return CUSAFE_KIND_LOCAL_OUT_OF_SCOPE;
   u64 off = (addr & mask) - *start;
   u64 end = off + len;
   if (end > *size || end < len)

@@ -39,6 +39,11 @@ fn format_defines() -> Vec<String> {
         ("KIND_OUT_OF_BOUNDS", r::DeviceKind::OutOfBounds as u64),
         ("KIND_OBJECT", r::DeviceKind::ObjectOutOfBounds as u64),
         ("KIND_STALE_LOCAL", r::DeviceKind::StaleLocal as u64),
+        (
+            "KIND_LOCAL_OUT_OF_SCOPE",
+            r::DeviceKind::LocalOutOfScope as u64,
+        ),
+        ("OUT_OF_SCOPE", ps::OUT_OF_SCOPE),
         ("OBJECT_LOCAL", r::OBJECT_LOCAL.into()),
         ("PSEUDO_BIT", ps::PSEUDO_BIT.into()),
         ("CLASS_SHIFT", ps::CLASS_SHIFT.into()),

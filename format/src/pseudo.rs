@@ -10,8 +10,8 @@
 //!  poison | generation | depth    | space | class t  | pseudo | real generic address
 //! ```
 //! * class `t`: the block is `2^(t+3)` bytes, so `base = real & ~(2^(t+3) - 1)`; the
-//!   header at `base` holds the exact payload size (u64); the payload starts at
-//!   `base + LOCAL_PREFIX`.
+//!   header at `base` holds the exact payload size (u64; bit 63 set while the object is
+//!   out of scope, [`OUT_OF_SCOPE`]); the payload starts at `base + LOCAL_PREFIX`.
 //! * depth and generation: the stack epoch of the frame that owns the object. Per
 //!   hardware thread slot the runtime keeps the current depth (a byte) and one
 //!   generation byte per depth ([`crate::rtpage`]); each instrumented function with
@@ -42,6 +42,9 @@ pub const DEPTH_MASK: u64 = 0xf;
 pub const GEN_SHIFT: u32 = 58;
 /// Generation field mask (after shifting); generations are kept modulo 32.
 pub const GEN_MASK: u64 = 0x1f;
+/// Bit of a local object's header word set while the object is out of scope (after
+/// `llvm.lifetime.end`, before the next `llvm.lifetime.start`); the low bits keep its size.
+pub const OUT_OF_SCOPE: u64 = 1 << 63;
 /// Header bytes before a local object's payload (keeps 16-byte payload alignment).
 pub const LOCAL_PREFIX: u64 = 16;
 /// Largest class for local objects (1 MiB blocks); larger escaping locals stay untagged.

@@ -98,6 +98,10 @@ pub enum DeviceKind {
     /// later call reused its depth): `root` is the object's start, `header_size` the
     /// size its header still holds.
     StaleLocal = 4,
+    /// A local pseudo-pointer whose frame is alive but whose object's scope has ended
+    /// (its header carries `pseudo::OUT_OF_SCOPE`): `root` is the object's start,
+    /// `header_size` its size.
+    LocalOutOfScope = 5,
 }
 
 impl DeviceKind {
@@ -108,6 +112,7 @@ impl DeviceKind {
             2 => Some(Self::OutOfBounds),
             3 => Some(Self::ObjectOutOfBounds),
             4 => Some(Self::StaleLocal),
+            5 => Some(Self::LocalOutOfScope),
             _ => None,
         }
     }

@@ -17,7 +17,7 @@
 use crate::arith::is_safe_use;
 use crate::ir::{callee, instructions, mark_nocheck, opcode, uses, Ir, NONAME};
 use cusafe_format::pseudo::{
-    local_class, tag_bits, DEPTH_MASK, DEPTH_SHIFT, GEN_MASK, GEN_SHIFT, LOCAL_PREFIX,
+    local_class, tag_bits, DEPTH_MASK, DEPTH_SHIFT, GEN_MASK, GEN_SHIFT, LOCAL_PREFIX, OUT_OF_SCOPE,
 };
 use cusafe_format::rtpage::{
     EPOCH_DEPTH_OFFSET, EPOCH_GENS_PER_SLOT, EPOCH_GEN_OFFSET, RTPAGE_ADDR,
@@ -127,9 +127,10 @@ pub fn instrument(ir: &Ir, f: LLVMValueRef) -> usize {
     if objects.is_empty() {
         return 0;
     }
-    for &(old, _, _) in &objects {
-        drop_lifetime_markers(old);
-    }
+    let markers: Vec<_> = objects
+        .iter()
+        .map(|&(old, _, _)| lifetime_markers(old))
+        .collect();
     unsafe {
         let at = first_non_alloca(LLVMGetEntryBasicBlock(f));
         ir.at(at);
@@ -148,16 +149,25 @@ pub fn instrument(ir: &Ir, f: LLVMValueRef) -> usize {
         let depth_bits = ir.shl(ir.and(d64, ir.c64(DEPTH_MASK)), ir.c64(DEPTH_SHIFT.into()));
         let gen_bits = ir.shl(ir.and(g64, ir.c64(GEN_MASK)), ir.c64(GEN_SHIFT.into()));
         let epoch_bits = ir.or(depth_bits, gen_bits);
+        let mut dead_markers = Vec::new();
         let tagged_name = CString::new(crate::classify::TAGGED_LOCAL).expect("no NUL");
-        for &(old, size, t) in &objects {
+        for (&(old, size, t), marks) in objects.iter().zip(markers) {
             let block = 1u64 << (t + 3);
             ir.at(old);
             let ty = LLVMArrayType2(ir.i8, LOCAL_PREFIX + size + 1);
             let new = LLVMBuildAlloca(ir.b, ty, c"cusafe.local".as_ptr());
             LLVMSetAlignment(new, block as u32);
             ir.at(at);
-            let hdr = nocheck(ir, LLVMBuildStore(ir.b, ir.c64(size), new));
-            LLVMSetAlignment(hdr, 8);
+            store_header(ir, new, size);
+            // Scopes: the header says "out of scope" between lifetime.end and the next
+            // lifetime.start (use after scope); the markers themselves must name an
+            // alloca, which the new block is not, so they go (at the end: `at` may be one).
+            for &(marker, starts) in &marks {
+                ir.at(marker);
+                store_header(ir, new, if starts { size } else { size | OUT_OF_SCOPE });
+            }
+            dead_markers.extend(marks.into_iter().map(|(m, _)| m));
+            ir.at(at);
             let payload = ir.add(ir.to_int(new), ir.c64(LOCAL_PREFIX));
             let tagged = ir.or(ir.or(payload, ir.c64(tag_bits(t, 0, 0))), epoch_bits);
             let ptr = LLVMBuildIntToPtr(ir.b, tagged, LLVMTypeOf(old), tagged_name.as_ptr());
@@ -173,22 +183,35 @@ pub fn instrument(ir: &Ir, f: LLVMValueRef) -> usize {
                 nocheck(ir, LLVMBuildStore(ir.b, restore, depth_ptr));
             }
         }
+        for m in dead_markers {
+            LLVMInstructionEraseFromParent(m);
+        }
     }
     objects.len()
 }
 
-/// `llvm.lifetime.*` must name an alloca; the re-laid-out object has none to name.
-fn drop_lifetime_markers(alloca: LLVMValueRef) {
-    let mut dead = Vec::new();
+/// Writes a local object's header word (its size, maybe with `OUT_OF_SCOPE`).
+fn store_header(ir: &Ir, block: LLVMValueRef, word: u64) {
+    unsafe {
+        let hdr = nocheck(ir, LLVMBuildStore(ir.b, ir.c64(word), block));
+        LLVMSetAlignment(hdr, 8);
+    }
+}
+
+/// The `llvm.lifetime.start` (true) and `llvm.lifetime.end` (false) calls on `alloca`.
+fn lifetime_markers(alloca: LLVMValueRef) -> Vec<(LLVMValueRef, bool)> {
+    let mut found = Vec::new();
     let mut work = vec![alloca];
     while let Some(v) = work.pop() {
         for (user, _) in uses(v) {
             match opcode(user) {
-                Some(LLVMOpcode::LLVMCall)
-                    if callee(user)
-                        .is_some_and(|f| crate::ir::name(f).starts_with("llvm.lifetime.")) =>
-                {
-                    dead.push(user)
+                Some(LLVMOpcode::LLVMCall) => {
+                    let name = callee(user).map(crate::ir::name).unwrap_or_default();
+                    if name.starts_with("llvm.lifetime.start") {
+                        found.push((user, true));
+                    } else if name.starts_with("llvm.lifetime.end") {
+                        found.push((user, false));
+                    }
                 }
                 Some(
                     LLVMOpcode::LLVMGetElementPtr
@@ -199,9 +222,7 @@ fn drop_lifetime_markers(alloca: LLVMValueRef) {
             }
         }
     }
-    for d in dead {
-        unsafe { LLVMInstructionEraseFromParent(d) };
-    }
+    found
 }
 
 /// Resets the epoch depth of the running thread's slot at the entry of `kernel`.

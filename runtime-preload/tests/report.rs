@@ -338,3 +338,25 @@ fn stale_local_pointers_are_use_after_return() {
         "0x00007f269d000018 is at offset 8 of a 32-byte local array whose function has returned"
     );
 }
+
+#[test]
+fn out_of_scope_locals_are_use_after_scope() {
+    let live = BlockTable::default();
+    let start = 0x7f26_9d00_0010;
+    let r = refine(
+        &record(
+            DeviceKind::LocalOutOfScope,
+            start + 4,
+            start,
+            36,
+            OBJECT_LOCAL,
+        ),
+        &live,
+    );
+    assert_eq!(r.kind, Kind::StackUseAfterScope);
+    assert_eq!(r.kind.name(), "stack-use-after-scope");
+    assert_eq!(
+        r.detail,
+        "0x00007f269d000014 is at offset 4 of a 36-byte local array whose scope has ended"
+    );
+}

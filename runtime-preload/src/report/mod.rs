@@ -39,6 +39,9 @@ pub enum Kind {
     /// A local array used through a pointer after its function returned (or after a
     /// later call reused the frame's depth).
     StackUseAfterReturn,
+    /// A block-scoped local array used through a pointer after its scope ended (its
+    /// function still running).
+    StackUseAfterScope,
     /// `cudaFree` of a buffer that was already freed.
     DoubleFree,
     /// `cudaFree` of a pointer that is not the start of a buffer.
@@ -61,6 +64,7 @@ impl Kind {
             Kind::SharedBufferOverflow => "shared-buffer-overflow",
             Kind::GlobalBufferOverflow => "global-buffer-overflow",
             Kind::StackUseAfterReturn => "stack-use-after-return",
+            Kind::StackUseAfterScope => "stack-use-after-scope",
             Kind::DoubleFree => "double-free",
             Kind::InvalidFree => "invalid-free",
             Kind::ApiOutOfBounds => "api-out-of-bounds",
@@ -94,6 +98,9 @@ impl Kind {
             }
             Kind::StackUseAfterReturn => {
                 "a pointer to a local array was used after its function returned: do not keep pointers to locals beyond the call that owns them"
+            }
+            Kind::StackUseAfterScope => {
+                "a pointer to a block-scoped local array was used after the block ended: declare the array in the scope where the pointer is used"
             }
             Kind::DoubleFree => {
                 "the buffer was already freed: free each allocation exactly once (reset the pointer after cudaFree)"

@@ -38,6 +38,7 @@ pub fn refine(rec: &Record, table: &BlockTable) -> Report {
         }
         DeviceKind::ObjectOutOfBounds => (object_kind(rec.flags), None),
         DeviceKind::StaleLocal => (Kind::StackUseAfterReturn, None),
+        DeviceKind::LocalOutOfScope => (Kind::StackUseAfterScope, None),
         DeviceKind::OutOfBounds => match [rec.root, addr].into_iter().find(|&p| is_cusafe(p)) {
             None => (Kind::WildAccess, None),
             Some(key) => match table.lookup(key).cloned() {
@@ -49,12 +50,8 @@ pub fn refine(rec: &Record, table: &BlockTable) -> Report {
     };
     let mut detail = match rec.kind {
         DeviceKind::ObjectOutOfBounds => describe_object(rec),
-        DeviceKind::StaleLocal => format!(
-            "{:#018x} is at offset {} of a {}-byte local array whose function has returned",
-            rec.addr,
-            rec.addr.wrapping_sub(rec.root) as i64,
-            rec.header_size
-        ),
+        DeviceKind::StaleLocal => describe_dead_local(rec, "whose function has returned"),
+        DeviceKind::LocalOutOfScope => describe_dead_local(rec, "whose scope has ended"),
         _ => describe(kind, addr, access.size, block.as_ref()),
     };
     if let (Some(b), Some(other)) = (&block, table.lookup(addr)) {
@@ -137,4 +134,14 @@ fn describe(kind: Kind, addr: u64, len: u64, block: Option<&BlockInfo>) -> Strin
         }
         (_, None) => format!("{a:#018x} is outside every buffer cusafe knows"),
     }
+}
+
+/// "ADDR is at offset N of a SIZE-byte local array WHY".
+fn describe_dead_local(rec: &Record, why: &str) -> String {
+    format!(
+        "{:#018x} is at offset {} of a {}-byte local array {why}",
+        rec.addr,
+        rec.addr.wrapping_sub(rec.root) as i64,
+        rec.header_size
+    )
 }
