@@ -14,6 +14,7 @@
 
 use crate::classify::{ObjSize, Object};
 use crate::collect::{Access, Len, Range, Target};
+use crate::elim::{Anchor, RangePlan};
 use crate::ir::{addr_space, Ir, AS_GLOBAL};
 use crate::sites::Sites;
 use cusafe_format::block::{class_shift, PREFIX};
@@ -25,6 +26,19 @@ use llvm_sys::debuginfo::{LLVMInstructionGetDebugLoc, LLVMInstructionSetDebugLoc
 use llvm_sys::prelude::*;
 use llvm_sys::{LLVMIntPredicate, LLVMLinkage, LLVMTypeKind};
 use std::collections::HashMap;
+
+/// Root halves of heap checks already built, by where they were built.
+pub type RootParts = HashMap<Anchor, RootPart>;
+
+/// The root half of a heap check: everything that depends on the root alone.
+#[derive(Clone, Copy)]
+pub struct RootPart {
+    ri: LLVMValueRef,
+    in_range: LLVMValueRef,
+    base: LLVMValueRef,
+    size: LLVMValueRef,
+    tagged: LLVMValueRef,
+}
 
 /// Values replaced by recover-mode phis: a loaded value used as a later access's root or
 /// address must be read through its phi, which dominates where the original no longer does.
@@ -74,27 +88,44 @@ impl Checker {
         }
     }
 
-    /// Instruments one access of function `func`: a check per range before it, each
-    /// with its own cold report block, and the recover-mode skip after it.
+    /// Instruments one access of function `func`: a check per planned range before it,
+    /// each with its own cold report block, and the recover-mode skip after it. Ranges a
+    /// dominating check covers get none; their accesses are still stripped.
+    #[allow(clippy::too_many_arguments)]
     pub fn instrument(
         &self,
         ir: &Ir,
         sites: &mut Sites,
         replaced: &mut Replaced,
         roots: &mut crate::strip::Roots,
+        parts: &mut RootParts,
         func: LLVMValueRef,
         acc: &Access,
+        plans: &[RangePlan],
     ) {
+        // Root halves first, before any of this access's checks: a skip edge from one
+        // range's cold block jumps past the code of the next range's check.
+        for plan in plans {
+            if let RangePlan::Check(Some(a)) = *plan {
+                parts.entry(a).or_insert_with(|| {
+                    ir.at(a.before);
+                    self.root_part(ir, resolve(replaced, a.root))
+                });
+            }
+        }
         unsafe {
             let cont = ir.split_before(LLVMGetNextInstruction(acc.inst));
             let mut skipped_from = Vec::new();
-            for r in &acc.ranges {
+            for (r, plan) in acc.ranges.iter().zip(plans) {
+                let RangePlan::Check(anchor) = *plan else {
+                    continue;
+                };
                 let r = Range {
                     addr: resolve(replaced, r.addr),
                     root: resolve(replaced, r.root),
                     ..r.clone()
                 };
-                let (slow_bb, skip) = self.emit_check(ir, sites, func, acc.inst, &r);
+                let (slow_bb, skip) = self.emit_check(ir, sites, parts, func, acc.inst, &r, anchor);
                 // The cold block goes on to the access, or past it when told to skip.
                 let term = LLVMGetBasicBlockTerminator(slow_bb);
                 let go_on = LLVMGetSuccessor(term, 0);
@@ -131,13 +162,16 @@ impl Checker {
 
     /// Emits the check of one range before `inst`; returns the cold block and the value
     /// (computed there) that says whether to skip the access.
+    #[allow(clippy::too_many_arguments)]
     fn emit_check(
         &self,
         ir: &Ir,
         sites: &mut Sites,
+        parts: &RootParts,
         func: LLVMValueRef,
         inst: LLVMValueRef,
         r: &Range,
+        anchor: Option<Anchor>,
     ) -> (LLVMBasicBlockRef, LLVMValueRef) {
         ir.at(inst);
         let len = match r.len {
@@ -145,7 +179,17 @@ impl Checker {
             Len::Value(v) => ir.int_cast(v, ir.i64),
         };
         let v = match &r.target {
-            Target::Heap => self.heap_verdict(ir, r, len),
+            Target::Heap => {
+                let part = match anchor.and_then(|a| parts.get(&a)) {
+                    Some(p) => *p,
+                    None => {
+                        ir.at(inst);
+                        self.root_part(ir, r.root)
+                    }
+                };
+                ir.at(inst);
+                self.heap_verdict(ir, r, len, part)
+            }
             Target::Object(o) => self.object_verdict(ir, r, o, len),
         };
         unsafe {
@@ -200,16 +244,12 @@ impl Checker {
         }
     }
 
-    /// The heap check of design §4: tag, header, exact bounds, poison.
-    fn heap_verdict(&self, ir: &Ir, r: &Range, len: LLVMValueRef) -> Verdict {
+    /// The root half of the heap check of design §4, at the builder's position: tag,
+    /// header address, header size, poisoned-or-pseudo flag.
+    fn root_part(&self, ir: &Ir, root: LLVMValueRef) -> RootPart {
         use LLVMIntPredicate::*;
         unsafe {
-            let ri = ir.to_int(r.root);
-            let ai = if r.addr == r.root {
-                ri
-            } else {
-                ir.to_int(r.addr)
-            };
+            let ri = ir.to_int(root);
             // All bits above the address: a poisoned or pseudo root (bits 47..63) is never
             // "in range", so its header is never loaded (its base would fault).
             let t = ir.lshr(ri, ir.c64(TAG_SHIFT.into()));
@@ -225,10 +265,35 @@ impl Checker {
             let hdr_ptr = LLVMBuildIntToPtr(ir.b, hdr_addr, ir.gptr, c"cusafe.hdr".as_ptr());
             let size = LLVMBuildLoad2(ir.b, ir.i64, hdr_ptr, c"cusafe.size".as_ptr());
             LLVMSetAlignment(size, 8);
-            let off = ir.sub(ai, ir.add(base, ir.c64(PREFIX)));
-            let inside = self.fits(ir, r, off, size, len);
             // Poisoned (bit 63) or a pseudo-pointer (bit 47): the cold path sorts it out.
             let tagged = ir.icmp(LLVMIntUGE, ri, ir.c64(1 << PSEUDO_BIT));
+            RootPart {
+                ri,
+                in_range,
+                base,
+                size,
+                tagged,
+            }
+        }
+    }
+
+    /// The address half of the heap check: exact bounds against the root half's header.
+    fn heap_verdict(&self, ir: &Ir, r: &Range, len: LLVMValueRef, p: RootPart) -> Verdict {
+        let RootPart {
+            ri,
+            in_range,
+            base,
+            size,
+            tagged,
+        } = p;
+        unsafe {
+            let ai = if r.addr == r.root {
+                ri
+            } else {
+                ir.to_int(r.addr)
+            };
+            let off = ir.sub(ai, ir.add(base, ir.c64(PREFIX)));
+            let inside = self.fits(ir, r, off, size, len);
             let outside = ir.and(in_range, LLVMBuildNot(ir.b, inside, crate::ir::NONAME));
             let bad = ir.or(tagged, outside);
             Verdict {

@@ -15,6 +15,8 @@ mod check;
 mod classify;
 mod collect;
 mod devrt;
+mod dom;
+mod elim;
 mod ir;
 mod kernels;
 mod locals;
@@ -68,9 +70,15 @@ fn instrument_module(ir: &Ir) -> Result<(), String> {
     let mut replaced = check::Replaced::new();
     let functions = defined_functions(ir.module);
     let mut tagged_locals = 0;
+    let mut scoped = std::collections::HashSet::new();
     for &f in &functions {
-        tagged_locals += locals::instrument(ir, f);
+        let l = locals::instrument(ir, f);
+        tagged_locals += l.objects;
+        if l.scope_marks > 0 {
+            scoped.insert(f);
+        }
     }
+    let optimise = elim::enabled();
     if tagged_locals > 0 {
         for &k in &kernels {
             locals::reset_depth_at_entry(ir, k);
@@ -81,15 +89,32 @@ fn instrument_module(ir: &Ir) -> Result<(), String> {
         let insts = ir::instructions(f);
         let found = collect::collect(ir, &insts);
         let mut roots = strip::Roots::default();
+        let plan = elim::plan(
+            &dom::Cfg::of(f),
+            &found.accesses,
+            scoped.contains(&f),
+            optimise,
+        );
         let escapes = arith::collect(ir, &insts);
         for e in &escapes {
             arith::instrument(ir, e);
         }
-        for acc in &found.accesses {
-            checker.instrument(ir, &mut sites, &mut replaced, &mut roots, f, acc);
+        let mut parts = check::RootParts::new();
+        for &i in &plan.order {
+            let acc = &found.accesses[i];
+            checker.instrument(
+                ir,
+                &mut sites,
+                &mut replaced,
+                &mut roots,
+                &mut parts,
+                f,
+                acc,
+                &plan.plans[i],
+            );
         }
         if want_stats {
-            let s = stats::Stats::of(&found, escapes.len());
+            let s = stats::Stats::of(&found, escapes.len(), &plan);
             let kind = if kernels.contains(&f) {
                 "kernel"
             } else {

@@ -121,11 +121,20 @@ fn first_non_alloca(entry: LLVMBasicBlockRef) -> LLVMValueRef {
     }
 }
 
-/// Re-lays-out the escaping local arrays of `f`; returns how many.
-pub fn instrument(ir: &Ir, f: LLVMValueRef) -> usize {
+/// What [`instrument`] did to a function.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Relaid {
+    /// Local arrays re-laid-out and tagged.
+    pub objects: usize,
+    /// Scope marks (header stores at lifetime starts and ends) emitted.
+    pub scope_marks: usize,
+}
+
+/// Re-lays-out the escaping local arrays of `f`.
+pub fn instrument(ir: &Ir, f: LLVMValueRef) -> Relaid {
     let objects = escaping_allocas(ir, f);
     if objects.is_empty() {
-        return 0;
+        return Relaid::default();
     }
     let markers: Vec<_> = objects
         .iter()
@@ -183,11 +192,15 @@ pub fn instrument(ir: &Ir, f: LLVMValueRef) -> usize {
                 nocheck(ir, LLVMBuildStore(ir.b, restore, depth_ptr));
             }
         }
+        let scope_marks = dead_markers.len();
         for m in dead_markers {
             LLVMInstructionEraseFromParent(m);
         }
+        Relaid {
+            objects: objects.len(),
+            scope_marks,
+        }
     }
-    objects.len()
 }
 
 /// Writes a local object's header word (its size, maybe with `OUT_OF_SCOPE`).

@@ -1,6 +1,7 @@
 //! Per-function instrumentation counts and the stats line (`CUSAFE_PASS_STATS=1`).
 
 use crate::collect::{Access, Found, Target};
+use crate::elim::{Plan, RangePlan};
 use cusafe_format::report::{ACCESS_ATOMIC, ACCESS_RANGE, ACCESS_WRITE};
 
 /// What the pass did to one function.
@@ -24,19 +25,40 @@ pub struct Stats {
     pub unknown: u32,
     /// Pointer-taking intrinsics left unchecked.
     pub unknown_intrinsics: u32,
+    /// Ranges left unchecked because a dominating check covers them (recurring).
+    pub removed: u32,
+    /// Heap checks whose header load moved to a loop preheader.
+    pub hoisted: u32,
+    /// Heap checks reusing a dominating check's header load in place.
+    pub shared: u32,
 }
 
 impl Stats {
-    /// Counts what collection found.
-    pub fn of(found: &Found, arith: usize) -> Stats {
+    /// Counts what collection found and what the plan kept (checks emitted exclude the
+    /// ranges the plan removed).
+    pub fn of(found: &Found, arith: usize, plan: &Plan) -> Stats {
         let mut s = Stats {
             arith: arith as u32,
+            removed: plan.removed,
+            hoisted: plan.hoisted,
+            shared: plan.shared,
             proven: found.proven,
             unknown: found.unknown,
             unknown_intrinsics: found.unknown_intrinsics,
             ..Stats::default()
         };
-        for r in found.accesses.iter().flat_map(|a: &Access| &a.ranges) {
+        let kept = found
+            .accesses
+            .iter()
+            .zip(&plan.plans)
+            .flat_map(|(a, p): (&Access, _)| {
+                a.ranges
+                    .iter()
+                    .zip(p)
+                    .filter(|(_, p)| **p != RangePlan::Covered)
+                    .map(|(r, _)| r)
+            });
+        for r in kept {
             if let Target::Object(_) = r.target {
                 s.objects += 1;
             }
@@ -62,8 +84,8 @@ impl Stats {
     /// The stats line for function `name` (`kind` is "kernel" or "device function").
     pub fn line(&self, kind: &str, name: &str) -> String {
         format!(
-            "cusafe: {kind} {name}: {} checks ({} loads, {} stores, {} atomics, {} ranges; {} against known objects), {} arithmetic rules, {} proven in bounds, {} unchecked (constant address or unknown size), {} intrinsic accesses unchecked",
-            self.checks(), self.loads, self.stores, self.atomics, self.ranges, self.objects, self.arith, self.proven, self.unknown, self.unknown_intrinsics
+            "cusafe: {kind} {name}: {} checks ({} loads, {} stores, {} atomics, {} ranges; {} against known objects), {} arithmetic rules, {} proven in bounds, {} removed (dominated), {} hoisted (loop header loads), {} header loads shared, {} unchecked (constant address or unknown size), {} intrinsic accesses unchecked",
+            self.checks(), self.loads, self.stores, self.atomics, self.ranges, self.objects, self.arith, self.proven, self.removed, self.hoisted, self.shared, self.unknown, self.unknown_intrinsics
         )
     }
 }

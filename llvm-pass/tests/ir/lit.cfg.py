@@ -8,6 +8,9 @@ config.suffixes = [".ll", ".cu"]
 config.test_source_root = os.path.dirname(__file__)
 llvm_bin = os.environ.get("CUSAFE_LLVM_BIN", "/usr/lib/llvm-19/bin")
 plugin = os.environ["CUSAFE_PASS_PLUGIN"]
+# %opt_noelim: check elimination off (tests of one check's shape); listed first so
+# that %opt does not match its prefix.
+config.substitutions.append(("%opt_noelim", f"env CUSAFE_PASS_OPT=0 {llvm_bin}/opt -load-pass-plugin={plugin} -passes=cusafe -S"))
 config.substitutions.append(("%opt", f"{llvm_bin}/opt -load-pass-plugin={plugin} -passes=cusafe -S"))
 config.substitutions.append(("%llc", f"{llvm_bin}/llc -march=nvptx64 -mcpu=sm_90 -mattr=+ptx85"))
 config.substitutions.append(("%ptxas", os.environ.get("CUSAFE_PTXAS", "ptxas") + " -arch=sm_90"))

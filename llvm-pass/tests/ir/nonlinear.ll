@@ -1,6 +1,6 @@
 ; An access through a chain of GEPs is checked against the block of the chain's root,
 ; not of the final address: a jump straight into another live block is caught.
-; RUN: %opt %s | FileCheck %s
+; RUN: %opt_noelim %s | FileCheck %s
 target datalayout = "e-i64:64-i128:128-v16:16-v32:32-n16:32:64"
 target triple = "nvptx64-nvidia-cuda"
 
@@ -13,8 +13,8 @@ define void @k(ptr %a, i64 %i, i64 %j) {
 }
 ; CHECK: %cusafe.strip = getelementptr i8, ptr %a
 ; CHECK: [[RI:%.*]] = ptrtoint ptr %a to i64
-; CHECK: [[AI:%.*]] = ptrtoint ptr addrspace(1) %r to i64
 ; CHECK: lshr i64 [[RI]], 41
+; CHECK: [[AI:%.*]] = ptrtoint ptr addrspace(1) %r to i64
 ; CHECK: call i32 @__cusafe_slow(i32 {{%.*}}, i64 [[AI]], i64 [[RI]],
 ; The access goes through the chain rebuilt on the stripped root.
 ; CHECK: [[G1:%.*]] = getelementptr inbounds i32, ptr %cusafe.strip, i64 %i

@@ -1,5 +1,5 @@
 ; Vector accesses are checked with their full width, so one crossing the end is caught.
-; RUN: %opt %s | FileCheck %s
+; RUN: %opt_noelim %s | FileCheck %s
 target datalayout = "e-i64:64-i128:128-v16:16-v32:32-n16:32:64"
 target triple = "nvptx64-nvidia-cuda"
 

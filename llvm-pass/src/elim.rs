@@ -1,0 +1,190 @@
+//! Check elimination (design §5), decided on the collected accesses before anything
+//! changes, and sound by construction:
+//!
+//! * **Recurring**: a range dominated by an already-checked range with the same root,
+//!   the same address and at least its length is not checked again. Blocks are freed
+//!   only by the host, so a range that passed stays valid for the rest of the kernel; a
+//!   local object's scope can end inside its own function, so functions that mark
+//!   scopes (`locals`) keep every check.
+//! * **Shared root part**: the root half of a heap check (tag, class, header address,
+//!   header load) depends only on the root; a check dominated by another on the same
+//!   root reuses its values instead of loading the header again.
+//! * **Loop hoisting**: when the root is invariant in a loop and the check's block runs
+//!   on every trip through the loop (it dominates every latch and every exiting block),
+//!   the root half moves to the loop's preheader, outward through enclosing loops while
+//!   that holds. The loop then runs the check's compare and branch only; the header is
+//!   loaded once, and only when the program is about to make the access. No check is
+//!   moved out of its block, so nothing is reported that the program would not do.
+//!
+//! `CUSAFE_PASS_OPT=0` turns all of it off (the perf suite's ablation build).
+
+use crate::collect::{Access, Len, Range, Target};
+use crate::dom::Cfg;
+use llvm_sys::core::*;
+use llvm_sys::prelude::*;
+
+/// Where the root half of a heap check is computed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Anchor {
+    /// The root (as collected).
+    pub root: LLVMValueRef,
+    /// Built right before this instruction: a preheader's terminator or the first
+    /// access that checks this root.
+    pub before: LLVMValueRef,
+    /// Whether `before` is a loop preheader's terminator.
+    pub hoisted: bool,
+}
+
+/// What to do with one range.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RangePlan {
+    /// Check it; heap checks take their root half from the anchor.
+    Check(Option<Anchor>),
+    /// A dominating check already covers it.
+    Covered,
+}
+
+/// The plan for a function: per access (in the order given), per range.
+#[derive(Debug, Default)]
+pub struct Plan {
+    /// Indices into the accesses, in the order to instrument them (dominators first).
+    pub order: Vec<usize>,
+    /// `plans[access][range]`.
+    pub plans: Vec<Vec<RangePlan>>,
+    /// Ranges not checked (recurring).
+    pub removed: u32,
+    /// Heap checks whose root half is in a loop preheader.
+    pub hoisted: u32,
+    /// Heap checks reusing a dominating check's root half (header load) in place.
+    pub shared: u32,
+}
+
+/// Whether check elimination is on (`CUSAFE_PASS_OPT` unset or not "0").
+pub fn enabled() -> bool {
+    std::env::var_os("CUSAFE_PASS_OPT").is_none_or(|v| v != "0")
+}
+
+fn same_len(a: &Len, b: &Len) -> bool {
+    match (a, b) {
+        (Len::Const(x), Len::Const(y)) => x >= y,
+        (Len::Value(x), Len::Value(y)) => x == y,
+        _ => false,
+    }
+}
+
+fn same_target(a: &Target, b: &Target) -> bool {
+    match (a, b) {
+        (Target::Heap, Target::Heap) => true,
+        (Target::Object(x), Target::Object(y)) => x == y,
+        _ => false,
+    }
+}
+
+/// Whether `v` is defined inside the loop with body `body`.
+fn defined_in(cfg: &Cfg, v: LLVMValueRef, body: &[bool]) -> bool {
+    unsafe {
+        if LLVMIsAInstruction(v).is_null() {
+            return false;
+        }
+        cfg.block_index(LLVMGetInstructionParent(v))
+            .is_none_or(|b| body[b])
+    }
+}
+
+/// The outermost preheader the root half of a check in block `b` on `root` can move to.
+fn hoist_target(cfg: &Cfg, b: usize, root: LLVMValueRef) -> Option<LLVMValueRef> {
+    let mut at = b;
+    let mut target = None;
+    for l in cfg.loops_of(b) {
+        if !l.body[at] {
+            break; // not nested around the position reached: stop there
+        }
+        let runs_every_trip = l.must_pass.iter().all(|&x| cfg.block_dominates(at, x));
+        let (Some(p), false) = (l.preheader, defined_in(cfg, root, &l.body)) else {
+            break;
+        };
+        if !runs_every_trip {
+            break;
+        }
+        target = Some(unsafe { LLVMGetBasicBlockTerminator(cfg.blocks[p]) });
+        at = p;
+    }
+    target
+}
+
+/// Plans the checks of one function's accesses. `scoped` says the function marks
+/// local scopes (no recurring elimination then); `on` is [`enabled`].
+pub fn plan(cfg: &Cfg, accesses: &[Access], scoped: bool, on: bool) -> Plan {
+    let block_of = |a: &Access| cfg.block_index(unsafe { LLVMGetInstructionParent(a.inst) });
+    let mut order: Vec<usize> = (0..accesses.len()).collect();
+    // Reverse post order of blocks, then position: a dominator comes before what it
+    // dominates (layout order does not promise that). Unreachable blocks go last.
+    order.sort_by_key(|&i| block_of(&accesses[i]).unwrap_or(usize::MAX));
+    let mut plan = Plan {
+        plans: accesses
+            .iter()
+            .map(|a| vec![RangePlan::Check(None); a.ranges.len()])
+            .collect(),
+        ..Plan::default()
+    };
+    if !on {
+        plan.order = order;
+        return plan;
+    }
+    // Ranges already planned, with where their root half lives.
+    let mut done: Vec<(LLVMValueRef, &Range, Option<Anchor>)> = Vec::new();
+    for &i in &order {
+        let acc = &accesses[i];
+        let Some(b) = block_of(acc) else { continue };
+        for (k, r) in acc.ranges.iter().enumerate() {
+            let dominating = |&&(inst, _, _): &&(LLVMValueRef, &Range, Option<Anchor>)| {
+                cfg.dominates(inst, acc.inst)
+            };
+            let covered = !scoped
+                && done.iter().filter(dominating).any(|(_, s, _)| {
+                    s.root == r.root
+                        && s.addr == r.addr
+                        && same_len(&s.len, &r.len)
+                        && same_target(&s.target, &r.target)
+                });
+            if covered {
+                plan.plans[i][k] = RangePlan::Covered;
+                plan.removed += 1;
+                continue;
+            }
+            let anchor = matches!(r.target, Target::Heap).then(|| {
+                if let Some(before) = hoist_target(cfg, b, r.root) {
+                    plan.hoisted += 1;
+                    return Anchor {
+                        root: r.root,
+                        before,
+                        hoisted: true,
+                    };
+                }
+                let earlier = done
+                    .iter()
+                    .filter(dominating)
+                    .find_map(|(_, s, a)| a.filter(|_| s.root == r.root));
+                match earlier {
+                    Some(a) => {
+                        if a.hoisted {
+                            plan.hoisted += 1;
+                        } else {
+                            plan.shared += 1;
+                        }
+                        a
+                    }
+                    None => Anchor {
+                        root: r.root,
+                        before: acc.inst,
+                        hoisted: false,
+                    },
+                }
+            });
+            plan.plans[i][k] = RangePlan::Check(anchor);
+            done.push((acc.inst, r, anchor));
+        }
+    }
+    plan.order = order;
+    plan
+}
