@@ -19,6 +19,17 @@ typedef unsigned int u32;
 
 enum { SITE_FREE = 0, SITE_WRITING = 1, SITE_DONE = 2 };
 
+/* One per check site, emitted by the pass (format::report::SITE_*): what the site
+ * reports besides the run-time values, so the cold call passes few arguments (every
+ * argument is a register live at the call, in every kernel). */
+struct site {
+  u32 state; /* SITE_FREE / SITE_WRITING / SITE_DONE: each site reports once */
+  u32 flags; /* ACCESS_* | OBJECT_* */
+  const char *loc; /* the site text: kernel, file, line, column, object */
+};
+_Static_assert(__builtin_offsetof(struct site, flags) == CUSAFE_SITE_FLAGS_OFFSET, "site layout");
+_Static_assert(__builtin_offsetof(struct site, loc) == CUSAFE_SITE_LOC_OFFSET, "site layout");
+
 static inline __attribute__((always_inline)) void put32(volatile unsigned char *rec, u32 off, u32 v) { *(volatile u32 *)(rec + off) = v; }
 static inline __attribute__((always_inline)) void put64(volatile unsigned char *rec, u32 off, u64 v) { *(volatile u64 *)(rec + off) = v; }
 
@@ -44,6 +55,8 @@ static inline __attribute__((always_inline)) void write_record(u32 kind, u64 add
   put32(rec, 56, __nvvm_read_ptx_sreg_ctaid_y());
   put32(rec, 60, __nvvm_read_ptx_sreg_ctaid_z());
   u32 i = 0;
+  /* Byte by byte, not unrolled: this code's register use adds to every kernel's. */
+#pragma clang loop unroll(disable) vectorize(disable)
   for (; i + 1 < CUSAFE_LOC_BYTES && loc[i]; ++i)
     rec[CUSAFE_LOC_OFFSET + i] = (unsigned char)loc[i];
   rec[CUSAFE_LOC_OFFSET + i] = 0;
@@ -52,21 +65,21 @@ static inline __attribute__((always_inline)) void write_record(u32 kind, u64 add
   __nvvm_membar_sys();
 }
 
-/* kind: format::report::DeviceKind; site: a per-check-site u32 in global memory. */
+/* kind: format::report::DeviceKind; extra_flags: or-ed into the site's flags. */
 __attribute__((noinline, cold)) void __cusafe_report(u32 kind, u64 addr, u64 root,
                                                      u64 header_size, u32 access_size,
-                                                     u32 flags, const char *loc, u32 *site) {
+                                                     u32 extra_flags, struct site *site) {
   u32 expected = SITE_FREE;
-  if (__atomic_compare_exchange_n(site, &expected, SITE_WRITING, 0, __ATOMIC_RELAXED,
+  if (__atomic_compare_exchange_n(&site->state, &expected, SITE_WRITING, 0, __ATOMIC_RELAXED,
                                   __ATOMIC_RELAXED)) {
-    write_record(kind, addr, root, header_size, access_size, flags, loc);
-    __atomic_store_n(site, SITE_DONE, __ATOMIC_RELAXED);
+    write_record(kind, addr, root, header_size, access_size, site->flags | extra_flags, site->loc);
+    __atomic_store_n(&site->state, SITE_DONE, __ATOMIC_RELAXED);
     __nvvm_membar_sys();
   }
   if (RT_U32(CUSAFE_RTPAGE_FLAGS) & CUSAFE_FLAG_RECOVER)
     return;
   /* Trap mode: give this site's writer a bounded time to finish its record. */
-  for (u32 spin = 0; spin < (1u << 24) && __atomic_load_n(site, __ATOMIC_RELAXED) != SITE_DONE; ++spin)
+  for (u32 spin = 0; spin < (1u << 24) && __atomic_load_n(&site->state, __ATOMIC_RELAXED) != SITE_DONE; ++spin)
     ;
   __builtin_trap();
 }
@@ -108,23 +121,34 @@ static inline __attribute__((always_inline)) u32 pseudo_check(u64 addr, u64 root
 }
 
 /* The cold path of every check. The fast path sent the access here because it looked
- * bad or because its root is a pseudo-pointer (bits 47..63 set). Pseudo-pointers that
- * pass their check return 0: the access goes ahead. Otherwise the access is reported
- * (trap mode never returns) and 1 tells the caller to skip it (recover mode). */
-__attribute__((noinline, cold)) u32 __cusafe_slow(u32 kind, u64 addr, u64 root, u64 header_size,
-                                                  u32 access_size, u32 flags, const char *loc,
-                                                  u32 *site) {
-  int poisoned = (long long)root < 0;
-  if (kind == CUSAFE_KIND_OUT_OF_BOUNDS && !poisoned && ((root >> CUSAFE_PSEUDO_BIT) & 1)) {
-    u64 start, size;
-    kind = pseudo_check(addr, root, access_size, &start, &size);
+ * bad or because its root is a pseudo-pointer (bits 47..63 set); `size` is what the
+ * check compared against (the header word it loaded, or the object's size). What the
+ * device saw is worked out here from the root's bits, not passed in: fewer arguments,
+ * fewer registers live in every kernel. Pseudo-pointers that pass their check return
+ * 0: the access goes ahead. Otherwise the access is reported (trap mode never returns)
+ * and 1 tells the caller to skip it (recover mode). */
+__attribute__((noinline, cold)) u32 __cusafe_slow(u64 addr, u64 root, u64 size, u32 len,
+                                                  struct site *site) {
+  if (site->flags & CUSAFE_OBJECT_SPACES) {
+    __cusafe_report(CUSAFE_KIND_OBJECT, addr, root, size, len, 0, site);
+    return 1;
+  }
+  if ((long long)root < 0) {
+    __cusafe_report(CUSAFE_KIND_POISONED, addr, root, CUSAFE_NO_HEADER, len, 0, site);
+    return 1;
+  }
+  if ((root >> CUSAFE_PSEUDO_BIT) & 1) {
+    u64 start, obj_size;
+    u32 kind = pseudo_check(addr, root, len, &start, &obj_size);
     if (kind == 0)
       return 0;
-    root = start;
-    header_size = size;
-    flags |= CUSAFE_OBJECT_LOCAL;
-    addr &= (1ULL << CUSAFE_PSEUDO_BIT) - 1;
+    __cusafe_report(kind, addr & ((1ULL << CUSAFE_PSEUDO_BIT) - 1), start, obj_size, len,
+                    CUSAFE_OBJECT_LOCAL, site);
+    return 1;
   }
-  __cusafe_report(kind, addr, root, header_size, access_size, flags, loc, site);
+  u64 tag = root >> CUSAFE_TAG_SHIFT;
+  int has_header = tag - CUSAFE_MIN_TAG <= CUSAFE_MAX_TAG - CUSAFE_MIN_TAG;
+  __cusafe_report(CUSAFE_KIND_OUT_OF_BOUNDS, addr, root, has_header ? size : CUSAFE_NO_HEADER,
+                  len, 0, site);
   return 1;
 }

@@ -22,7 +22,7 @@ fn llvm_config(arg: &str) -> String {
 
 /// The format constants device-rt needs, from the one source of truth.
 fn format_defines() -> Vec<String> {
-    use cusafe_format::{pseudo as ps, report as r, rtpage as p};
+    use cusafe_format::{pointer as pt, pseudo as ps, report as r, rtpage as p};
     [
         ("RTPAGE_ADDR", p::RTPAGE_ADDR),
         ("RTPAGE_REPORT_PTR", p::RTPAGE_REPORT_PTR),
@@ -45,6 +45,13 @@ fn format_defines() -> Vec<String> {
         ),
         ("OUT_OF_SCOPE", ps::OUT_OF_SCOPE),
         ("OBJECT_LOCAL", r::OBJECT_LOCAL.into()),
+        ("OBJECT_SPACES", r::OBJECT_SPACES.into()),
+        ("NO_HEADER", r::NO_HEADER),
+        ("SITE_FLAGS_OFFSET", r::SITE_FLAGS_OFFSET.into()),
+        ("SITE_LOC_OFFSET", r::SITE_LOC_OFFSET.into()),
+        ("TAG_SHIFT", pt::TAG_SHIFT.into()),
+        ("MIN_TAG", pt::MIN_TAG.into()),
+        ("MAX_TAG", pt::MAX_TAG.into()),
         ("PSEUDO_BIT", ps::PSEUDO_BIT.into()),
         ("CLASS_SHIFT", ps::CLASS_SHIFT.into()),
         ("CLASS_MASK", ps::CLASS_MASK),

@@ -46,6 +46,12 @@ pub const LOC_BYTES: usize = RECORD_BYTES - LOC_OFFSET;
 pub const LOC_SEP: char = '\x1f';
 /// Record state: complete.
 pub const STATE_COMPLETE: u32 = 2;
+/// Per check site the pass emits `{ u32 state, u32 flags, generic ptr site_text }` in
+/// global memory (device-rt's `struct site`): `state` makes each site report once,
+/// `flags` are the site's `ACCESS_*` / `OBJECT_*` bits. Offset of `flags`:
+pub const SITE_FLAGS_OFFSET: u32 = 4;
+/// Offset of the site text pointer in a site.
+pub const SITE_LOC_OFFSET: u32 = 8;
 /// Header size value meaning "not read" (the pointer was poisoned or foreign).
 pub const NO_HEADER: u64 = u64::MAX;
 /// Access flag: the access writes memory.

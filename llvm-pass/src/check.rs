@@ -3,11 +3,16 @@
 //! then yields zero); in trap mode the report never returns.
 //!
 //! ```text
-//!   ri = root; t = ri >> 41; in = (t - 1) <u 35   (false for any root with bits 47..63)
-//!   base = ri & (-1 << (t + 3)); size = load i64 (in ? base : @__cusafe_no_header)
-//!   off = addr - (base + PREFIX); end = off + len
-//!   bad = (ri <s 0) | (in & !(end <=u size & end >=u len))
-//!   br bad, report (cold), access
+//!   root half (shared, or hoisted to a loop preheader: see elim.rs)
+//!     ri = root; t = ri >> 41; in = (t - 1) <u 35  (false for any root with bits 47..63)
+//!     base = ri & (-1 << (t + 3)); hdr = load i64 (in ? base : @__cusafe_no_header)
+//!     tagged = ri >=u 1 << 47                       (poisoned or pseudo)
+//!     start = in ? base + PREFIX : (tagged ? ri : 0)
+//!     limit = in ? hdr : (tagged ? 0 : ~0)
+//!   address half (at the access)
+//!     end = (addr - start) + len
+//!     br !(end <=u limit & end >=u len), cold, access
+//!   cold: __cusafe_slow(addr, start, limit, len, site)  (device-rt sorts out the kind)
 //! ```
 //! Foreign pointers (tag outside 1..=35) read a zero word from a module global instead
 //! of a header, so the fast path has one branch and no guarded load.
@@ -20,7 +25,6 @@ use crate::sites::Sites;
 use cusafe_format::block::{class_shift, PREFIX};
 use cusafe_format::pointer::{MAX_TAG, MIN_TAG, TAG_SHIFT};
 use cusafe_format::pseudo::PSEUDO_BIT;
-use cusafe_format::report::{DeviceKind, NO_HEADER};
 use llvm_sys::core::*;
 use llvm_sys::debuginfo::{LLVMInstructionGetDebugLoc, LLVMInstructionSetDebugLoc};
 use llvm_sys::prelude::*;
@@ -30,14 +34,12 @@ use std::collections::HashMap;
 /// Root halves of heap checks already built, by where they were built.
 pub type RootParts = HashMap<Anchor, RootPart>;
 
-/// The root half of a heap check: everything that depends on the root alone.
+/// The root half of a heap check: everything that depends on the root alone (see
+/// `Checker::root_part`).
 #[derive(Clone, Copy)]
 pub struct RootPart {
-    ri: LLVMValueRef,
-    in_range: LLVMValueRef,
-    base: LLVMValueRef,
-    size: LLVMValueRef,
-    tagged: LLVMValueRef,
+    start: LLVMValueRef,
+    limit: LLVMValueRef,
 }
 
 /// Values replaced by recover-mode phis: a loaded value used as a later access's root or
@@ -63,9 +65,9 @@ impl Checker {
     /// Declares the cold-path function and the no-header word in the module.
     pub fn new(ir: &Ir) -> Checker {
         unsafe {
-            let mut params = [
-                ir.i32, ir.i64, ir.i64, ir.i64, ir.i32, ir.i32, ir.ptr, ir.ptr,
-            ];
+            // (addr, root, size compared against, access length, site): device-rt works
+            // out the rest; every argument is a register live at the call.
+            let mut params = [ir.i64, ir.i64, ir.i64, ir.i32, ir.ptr];
             let report_ty = LLVMFunctionType(ir.i32, params.as_mut_ptr(), params.len() as u32, 0);
             let fname = std::ffi::CString::new(SLOW_FN).expect("no NUL");
             let mut report_fn = LLVMGetNamedFunction(ir.module, fname.as_ptr());
@@ -196,16 +198,13 @@ impl Checker {
             let term = ir.split_if_then(v.bad, inst);
             // Cold block: say what the device saw and call the runtime.
             ir.at(term);
-            let (kind, seen) = v.seen.report_fields(ir, v.root);
+            let text = sites.text(ir, func, inst, &v.object);
             let mut args = [
-                kind,
                 v.addr,
                 v.root,
-                seen,
+                v.size,
                 ir.int_cast(len, ir.i32),
-                ir.c32(r.flags | v.space),
-                sites.text(ir, func, inst, &v.object),
-                sites.flag(ir),
+                sites.site(ir, r.flags | v.space, text),
             ];
             let call = LLVMBuildCall2(
                 ir.b,
@@ -244,14 +243,19 @@ impl Checker {
         }
     }
 
-    /// The root half of the heap check of design §4, at the builder's position: tag,
-    /// header address, header size, poisoned-or-pseudo flag.
+    /// The root half of the heap check of design §4, at the builder's position: the
+    /// window the root allows, as two values so that a hoisted root half keeps four
+    /// registers live, not eight:
+    /// * a tagged block (tag 1..=35): `start` = its payload start, `limit` = its header
+    ///   (exact size; 0 for a freed block);
+    /// * a poisoned or pseudo root (bits 47..63; never "in range", so its header is not
+    ///   loaded, its base would fault): `start` = the root itself (the cold path reads
+    ///   its bits), `limit` = 0, so every access goes out of line;
+    /// * a foreign pointer: `start` = 0, `limit` = all ones (never fails).
     fn root_part(&self, ir: &Ir, root: LLVMValueRef) -> RootPart {
         use LLVMIntPredicate::*;
         unsafe {
             let ri = ir.to_int(root);
-            // All bits above the address: a poisoned or pseudo root (bits 47..63) is never
-            // "in range", so its header is never loaded (its base would fault).
             let t = ir.lshr(ri, ir.c64(TAG_SHIFT.into()));
             let in_range = ir.icmp(
                 LLVMIntULT,
@@ -265,46 +269,26 @@ impl Checker {
             let hdr_ptr = LLVMBuildIntToPtr(ir.b, hdr_addr, ir.gptr, c"cusafe.hdr".as_ptr());
             let size = LLVMBuildLoad2(ir.b, ir.i64, hdr_ptr, c"cusafe.size".as_ptr());
             LLVMSetAlignment(size, 8);
-            // Poisoned (bit 63) or a pseudo-pointer (bit 47): the cold path sorts it out.
             let tagged = ir.icmp(LLVMIntUGE, ri, ir.c64(1 << PSEUDO_BIT));
+            let other_start = ir.select(tagged, ri, ir.c64(0));
+            let other_limit = ir.select(tagged, ir.c64(0), ir.c64(u64::MAX));
             RootPart {
-                ri,
-                in_range,
-                base,
-                size,
-                tagged,
+                start: ir.select(in_range, ir.add(base, ir.c64(PREFIX)), other_start),
+                limit: ir.select(in_range, size, other_limit),
             }
         }
     }
 
-    /// The address half of the heap check: exact bounds against the root half's header.
+    /// The address half of the heap check: the range must fit in the root half's window.
     fn heap_verdict(&self, ir: &Ir, r: &Range, len: LLVMValueRef, p: RootPart) -> Verdict {
-        let RootPart {
-            ri,
-            in_range,
-            base,
-            size,
-            tagged,
-        } = p;
         unsafe {
-            let ai = if r.addr == r.root {
-                ri
-            } else {
-                ir.to_int(r.addr)
-            };
-            let off = ir.sub(ai, ir.add(base, ir.c64(PREFIX)));
-            let inside = self.fits(ir, r, off, size, len);
-            let outside = ir.and(in_range, LLVMBuildNot(ir.b, inside, crate::ir::NONAME));
-            let bad = ir.or(tagged, outside);
+            let ai = ir.to_int(r.addr);
+            let inside = self.fits(ir, r, ir.sub(ai, p.start), p.limit, len);
             Verdict {
-                bad,
+                bad: LLVMBuildNot(ir.b, inside, crate::ir::NONAME),
                 addr: ai,
-                root: ri,
-                seen: Seen::Heap {
-                    in_range,
-                    tagged,
-                    size,
-                },
+                root: p.start,
+                size: p.limit,
                 space: 0,
                 object: String::new(),
             }
@@ -332,7 +316,7 @@ impl Checker {
                 bad,
                 addr: ai,
                 root: bi,
-                seen: Seen::Object { size },
+                size,
                 space: o.space,
                 object: o.name.clone(),
             }
@@ -368,49 +352,15 @@ impl Checker {
     }
 }
 
-/// What a check computed: whether the access is bad and what the report says.
+/// What a check computed: whether the access is bad and what the cold call passes.
 struct Verdict {
     bad: LLVMValueRef,
     addr: LLVMValueRef,
     root: LLVMValueRef,
-    seen: Seen,
+    /// The size the access was compared against (header word or object size).
+    size: LLVMValueRef,
     space: u32,
     object: String,
-}
-
-/// What the report needs to say what the device saw, computed in the cold block only.
-enum Seen {
-    /// A heap check: the kind and the header size depend on the root's bits.
-    Heap {
-        in_range: LLVMValueRef,
-        tagged: LLVMValueRef,
-        size: LLVMValueRef,
-    },
-    /// An object check: the object's size.
-    Object { size: LLVMValueRef },
-}
-
-impl Seen {
-    /// (device kind, header size seen) built at the builder's position (the cold block).
-    fn report_fields(&self, ir: &Ir, root: LLVMValueRef) -> (LLVMValueRef, LLVMValueRef) {
-        match *self {
-            Seen::Heap {
-                in_range,
-                tagged,
-                size,
-            } => unsafe {
-                let poisoned = ir.icmp(LLVMIntPredicate::LLVMIntSLT, root, ir.c64(0));
-                let kind = ir.select(
-                    poisoned,
-                    ir.c32(DeviceKind::PoisonedPointer as u32),
-                    ir.c32(DeviceKind::OutOfBounds as u32),
-                );
-                let read = ir.and(in_range, LLVMBuildNot(ir.b, tagged, crate::ir::NONAME));
-                (kind, ir.select(read, size, ir.c64(NO_HEADER)))
-            },
-            Seen::Object { size } => (ir.c32(DeviceKind::ObjectOutOfBounds as u32), size),
-        }
-    }
 }
 
 fn debug_loc_of(inst: LLVMValueRef) -> Option<LLVMMetadataRef> {

@@ -1,8 +1,9 @@
 //! Per-check-site data in the module: the site text (kernel, file, line, column) the
-//! report record carries, and a flag word so that each site reports once.
+//! report record carries, and the site itself (state word so that each site reports
+//! once, the site's flags, a pointer to the text).
 
 use crate::ir::{name, Ir, AS_GLOBAL};
-use cusafe_format::report::encode_loc;
+use cusafe_format::report::{encode_loc, SITE_LOC_OFFSET};
 use llvm_sys::core::*;
 use llvm_sys::debuginfo::*;
 use llvm_sys::prelude::*;
@@ -106,14 +107,22 @@ impl Sites {
         g
     }
 
-    /// A fresh zero-initialised flag word for one check site (generic pointer).
-    pub fn flag(&mut self, ir: &Ir) -> LLVMValueRef {
+    /// A fresh site for one check (generic pointer): `{ state = 0, flags, text }`
+    /// (`format::report::SITE_*`, device-rt's `struct site`).
+    pub fn site(&mut self, ir: &Ir, flags: u32, text: LLVMValueRef) -> LLVMValueRef {
         unsafe {
             let gname = CString::new(format!("__cusafe_site.{}", self.count)).expect("no NUL");
             self.count += 1;
-            let g = LLVMAddGlobalInAddressSpace(ir.module, ir.i32, gname.as_ptr(), AS_GLOBAL);
-            LLVMSetInitializer(g, ir.c32(0));
+            let mut fields = [ir.c32(0), ir.c32(flags), text];
+            let init = LLVMConstStructInContext(ir.ctx, fields.as_mut_ptr(), 3, 0);
+            let g =
+                LLVMAddGlobalInAddressSpace(ir.module, LLVMTypeOf(init), gname.as_ptr(), AS_GLOBAL);
+            LLVMSetInitializer(g, init);
             LLVMSetLinkage(g, LLVMLinkage::LLVMInternalLinkage);
+            debug_assert_eq!(
+                llvm_sys::target::LLVMOffsetOfElement(ir.td(), LLVMTypeOf(init), 2),
+                u64::from(SITE_LOC_OFFSET)
+            );
             LLVMConstAddrSpaceCast(g, ir.ptr)
         }
     }

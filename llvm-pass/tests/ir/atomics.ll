@@ -10,10 +10,13 @@ define void @k(ptr %a, ptr addrspace(1) %g) {
   %y = add i32 %old, 1
   ret void
 }
-; CHECK: call i32 @__cusafe_slow({{.*}}, i32 4, i32 3,
+; Sites (format::report::SITE_*): state 0, the site's flags, its text.
+; CHECK: @__cusafe_site.0 = internal addrspace(1) global { i32, i32, ptr } { i32 0, i32 3,
+; CHECK: @__cusafe_site.1 = internal addrspace(1) global { i32, i32, ptr } { i32 0, i32 3,
+; CHECK: call i32 @__cusafe_slow({{.*}}, i32 4, ptr addrspacecast (ptr addrspace(1) @__cusafe_site.0 to ptr))
 ; CHECK: atomicrmw add ptr %cusafe.strip,
 ; CHECK: phi i32
 ; CHECK: ptrtoint ptr addrspace(1) %g to i64
-; CHECK: call i32 @__cusafe_slow({{.*}}, i32 8, i32 3,
+; CHECK: call i32 @__cusafe_slow({{.*}}, i32 8, ptr addrspacecast (ptr addrspace(1) @__cusafe_site.1 to ptr))
 ; CHECK: cmpxchg ptr addrspace(1) %cusafe.strip
 ; CHECK: phi { i64, i1 } [ %pair, {{.*}} ], [ zeroinitializer,

@@ -18,8 +18,10 @@ define void @k(i64 %i) {
 }
 !nvvm.annotations = !{!0}
 !0 = !{ptr @k, !"kernel", i32 1}
+; Sites (format::report::SITE_*): state 0, the site's flags, its text.
+; CHECK: @__cusafe_site.0 = internal addrspace(1) global { i32, i32, ptr } { i32 0, i32 33,
 ; CHECK: [[SZ:%.*]] = call i32 asm "mov.u32 $0, %dynamic_smem_size;", "=r"()
 ; CHECK: [[SZ64:%.*]] = zext i32 [[SZ]] to i64
 ; CHECK: icmp ule i64 {{%.*}}, [[SZ64]]
-; CHECK: call i32 @__cusafe_slow(i32 3, {{.*}}, i64 [[SZ64]], i32 4, i32 33,
+; CHECK: call i32 @__cusafe_slow({{.*}}, i64 [[SZ64]], i32 4, ptr addrspacecast (ptr addrspace(1) @__cusafe_site.0 to ptr))
 ; PTX: %dynamic_smem_size

@@ -14,9 +14,12 @@ target triple = "nvptx64-nvidia-cuda"
 @pool = external addrspace(3) global [0 x i8], align 16
 @arr = addrspace(3) global [64 x i8] undef, align 16
 
+; Sites (format::report::SITE_*): state 0, the site's flags, its text.
+; CHECK: @__cusafe_site.0 = internal addrspace(1) global { i32, i32, ptr } { i32 0, i32 33,
+; CHECK: @__cusafe_site.1 = internal addrspace(1) global { i32, i32, ptr } { i32 0, i32 17,
 ; CHECK-LABEL: define void @carved(
 ; CHECK: call i32 asm "mov.u32 $0, %dynamic_smem_size;"
-; CHECK: call i32 @__cusafe_slow(i32 3, {{.*}}, i32 16, i32 33,
+; CHECK: call i32 @__cusafe_slow({{.*}}, i32 16, ptr addrspacecast (ptr addrspace(1) @__cusafe_site.0 to ptr))
 define void @carved(i64 %n, i64 %i) {
   %a = getelementptr inbounds i32, ptr addrspacecast (ptr addrspace(3) @pool to ptr), i64 %n
   %ai = ptrtoint ptr %a to i64
@@ -30,7 +33,7 @@ define void @carved(i64 %n, i64 %i) {
 
 ; A constant offset through the integers is not a proof: 48 + up to 15 + 16 > 64.
 ; CHECK-LABEL: define void @carved_const(
-; CHECK: call i32 @__cusafe_slow(i32 3, {{.*}}, i64 64, i32 16, i32 17,
+; CHECK: call i32 @__cusafe_slow({{.*}}, i64 64, i32 16, ptr addrspacecast (ptr addrspace(1) @__cusafe_site.1 to ptr))
 define void @carved_const() {
   %b = getelementptr inbounds i8, ptr addrspacecast (ptr addrspace(3) @arr to ptr), i64 41
   %bi = ptrtoint ptr %b to i64

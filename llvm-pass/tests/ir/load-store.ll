@@ -17,6 +17,9 @@ define void @k(ptr %a, i64 %i) {
 !nvvm.annotations = !{!0}
 !0 = !{ptr @k, !"kernel", i32 1}
 
+; Sites: the load's (flags 0) and the store's (flag 1: a write).
+; CHECK: @__cusafe_site.0 = internal addrspace(1) global { i32, i32, ptr } { i32 0, i32 0,
+; CHECK: @__cusafe_site.1 = internal addrspace(1) global { i32, i32, ptr } { i32 0, i32 1,
 ; CHECK-LABEL: define void @k(
 ; The root is stripped of tag bits once, at its definition; accesses use it.
 ; CHECK: %cusafe.strip = getelementptr i8, ptr %a, i64
@@ -28,24 +31,29 @@ define void @k(ptr %a, i64 %i) {
 ; CHECK: [[TM1:%.*]] = sub i64 [[T]], 1
 ; CHECK: [[IN:%.*]] = icmp ult i64 [[TM1]], 35
 ; CHECK: [[SIZE:%.*]] = load i64, ptr addrspace(1)
-; Poisoned or pseudo-pointer roots (bits 47..63) take the out-of-line path.
-; CHECK: icmp uge i64 [[RI]], 140737488355328
+; Poisoned or pseudo-pointer roots (bits 47..63): start = the root, limit = 0, so every
+; access goes out of line; foreign roots: start 0, limit all ones.
+; CHECK: [[TAGGED:%.*]] = icmp uge i64 [[RI]], 140737488355328
+; CHECK: [[OS:%.*]] = select i1 [[TAGGED]], i64 [[RI]], i64 0
+; CHECK: [[OL:%.*]] = select i1 [[TAGGED]], i64 0, i64 -1
+; CHECK: [[START:%.*]] = select i1 [[IN]], i64 {{%.*}}, i64 [[OS]]
+; CHECK: [[LIMIT:%.*]] = select i1 [[IN]], i64 [[SIZE]], i64 [[OL]]
 ; The address half, after the root half:
 ; CHECK: [[AI:%.*]] = ptrtoint ptr %p to i64
-; CHECK: [[END:%.*]] = add i64 {{%.*}}, 4
-; CHECK: icmp ule i64 [[END]], [[SIZE]]
-; The fast path computes only the verdict; what the report says is built in the cold block.
-; CHECK-NOT: select i1 {{%.*}}, i32 1, i32 2
+; CHECK: [[OFF:%.*]] = sub i64 [[AI]], [[START]]
+; CHECK: [[END:%.*]] = add i64 [[OFF]], 4
+; CHECK: icmp ule i64 [[END]], [[LIMIT]]
 ; CHECK: br i1 {{%.*}}, label %[[REPORT:.*]], label %[[ACCESS:.*]], !prof [[COLD:![0-9]+]]
+; The cold block passes what the check saw; device-rt works out the kind.
 ; CHECK: [[REPORT]]:
-; CHECK: select i1 {{%.*}}, i32 1, i32 2
-; CHECK: call i32 @__cusafe_slow(i32 {{%.*}}, i64 [[AI]], i64 [[RI]], i64 {{%.*}}, i32 4, i32 0,
+; CHECK-NEXT: call i32 @__cusafe_slow(i64 [[AI]], i64 [[START]], i64 [[LIMIT]], i32 4, ptr addrspacecast (ptr addrspace(1) @__cusafe_site.0 to ptr))
 ; CHECK: [[ACCESS]]:
 ; CHECK-NEXT: [[PS:%.*]] = getelementptr inbounds float, ptr %cusafe.strip, i64 %i
 ; CHECK-NEXT: [[V:%.*]] = load float, ptr [[PS]]
 ; CHECK: phi float [ [[V]], %[[ACCESS]] ], [ 0.000000e+00, %[[REPORT]] ]
-; The store is a write (flag 1).
-; CHECK: call i32 @__cusafe_slow(i32 {{%.*}}, i64 {{%.*}}, i64 {{%.*}}, i64 {{%.*}}, i32 4, i32 1,
+; The store: with elimination off (this test), its own root half and check.
+; CHECK: load i64
+; CHECK: call i32 @__cusafe_slow(i64 {{%.*}}, i64 {{%.*}}, i64 {{%.*}}, i32 4, ptr addrspacecast (ptr addrspace(1) @__cusafe_site.1 to ptr))
 ; CHECK: store float
 ; The runtime is linked in and internal.
 ; CHECK: define internal void @__cusafe_report(

@@ -50,5 +50,5 @@ declare void @llvm.lifetime.end.p0(i64, ptr)
 ; CHECK-NEXT: br label %join
 ; The load after the scope goes through the pseudo-pointer's out-of-line check.
 ; CHECK-LABEL: join:
-; CHECK: call i32 @__cusafe_slow(i32 %{{.*}}, i64
+; CHECK: call i32 @__cusafe_slow(i64
 ; CHECK-NOT: call void @llvm.lifetime

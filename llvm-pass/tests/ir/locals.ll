@@ -76,7 +76,7 @@ declare void @llvm.lifetime.end.p0(i64, ptr)
 ; CHECK: [[B:%.*]] = ptrtoint ptr %buf to i64
 ; CHECK: call i32 @vprintf(ptr null, ptr %cusafe.strip{{[0-9]*}})
 ; The non-escaping array keeps its static check.
-; CHECK: call i32 @__cusafe_slow(i32 3,
+; CHECK: call i32 @__cusafe_slow(i64 {{%.*}}, i64 {{%.*}}, i64 16, i32 4,
 ; Epilogue.
 ; CHECK: store i8 {{%.*}}, ptr addrspace(1) [[DP]], align 1
 ; CHECK-NEXT: ret void

@@ -13,13 +13,19 @@ define void @k(ptr %d, ptr %s, i32 %n) {
 declare void @llvm.memcpy.p0.p0.i32(ptr, ptr, i32, i1)
 declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)
 declare void @llvm.memmove.p0.p0.i64(ptr, ptr, i64, i1)
+; Sites (format::report::SITE_*): state 0, the site's flags, its text.
+; CHECK: @__cusafe_site.0 = internal addrspace(1) global { i32, i32, ptr } { i32 0, i32 5,
+; CHECK: @__cusafe_site.1 = internal addrspace(1) global { i32, i32, ptr } { i32 0, i32 4,
+; CHECK: @__cusafe_site.2 = internal addrspace(1) global { i32, i32, ptr } { i32 0, i32 5,
+; CHECK: @__cusafe_site.3 = internal addrspace(1) global { i32, i32, ptr } { i32 0, i32 5,
+; CHECK: @__cusafe_site.4 = internal addrspace(1) global { i32, i32, ptr } { i32 0, i32 4,
 ; CHECK: [[LEN:%.*]] = zext i32 %n to i64
 ; CHECK: icmp eq i64 [[LEN]], 0
-; CHECK: call i32 @__cusafe_slow({{.*}} i32 5,
-; CHECK: call i32 @__cusafe_slow({{.*}} i32 4,
+; CHECK: call i32 @__cusafe_slow({{.*}}, ptr addrspacecast (ptr addrspace(1) @__cusafe_site.0 to ptr))
+; CHECK: call i32 @__cusafe_slow({{.*}}, ptr addrspacecast (ptr addrspace(1) @__cusafe_site.1 to ptr))
 ; CHECK: call void @llvm.memcpy
-; CHECK: call i32 @__cusafe_slow({{.*}}, i32 64, i32 5,
+; CHECK: call i32 @__cusafe_slow({{.*}}, i32 64, ptr addrspacecast (ptr addrspace(1) @__cusafe_site.2 to ptr))
 ; CHECK: call void @llvm.memset
-; CHECK: call i32 @__cusafe_slow({{.*}}, i32 8, i32 5,
-; CHECK: call i32 @__cusafe_slow({{.*}}, i32 8, i32 4,
+; CHECK: call i32 @__cusafe_slow({{.*}}, i32 8, ptr addrspacecast (ptr addrspace(1) @__cusafe_site.3 to ptr))
+; CHECK: call i32 @__cusafe_slow({{.*}}, i32 8, ptr addrspacecast (ptr addrspace(1) @__cusafe_site.4 to ptr))
 ; CHECK: call void @llvm.memmove

@@ -14,8 +14,10 @@ define void @k(ptr %a, i64 %i, i64 %j) {
 ; CHECK: %cusafe.strip = getelementptr i8, ptr %a
 ; CHECK: [[RI:%.*]] = ptrtoint ptr %a to i64
 ; CHECK: lshr i64 [[RI]], 41
+; CHECK: [[START:%.*]] = select i1 {{%.*}}, i64 {{%.*}}, i64 {{%.*}}
 ; CHECK: [[AI:%.*]] = ptrtoint ptr addrspace(1) %r to i64
-; CHECK: call i32 @__cusafe_slow(i32 {{%.*}}, i64 [[AI]], i64 [[RI]],
+; CHECK: sub i64 [[AI]], [[START]]
+; CHECK: call i32 @__cusafe_slow(i64 [[AI]], i64 [[START]],
 ; The access goes through the chain rebuilt on the stripped root.
 ; CHECK: [[G1:%.*]] = getelementptr inbounds i32, ptr %cusafe.strip, i64 %i
 ; CHECK: [[G2:%.*]] = getelementptr inbounds i8, ptr [[G1]], i64 %j

@@ -32,6 +32,12 @@ define void @k(i64 %i) {
   %y = load i32, ptr addrspace(1) %c3, align 4
   ret void
 }
+; Sites (format::report::SITE_*): state 0, the site's flags, its text.
+; CHECK: @__cusafe_site.0 = internal addrspace(1) global { i32, i32, ptr } { i32 0, i32 9,
+; CHECK: @__cusafe_site.1 = internal addrspace(1) global { i32, i32, ptr } { i32 0, i32 17,
+; CHECK: @__cusafe_site.2 = internal addrspace(1) global { i32, i32, ptr } { i32 0, i32 16,
+; CHECK: @__cusafe_site.3 = internal addrspace(1) global { i32, i32, ptr } { i32 0, i32 64,
+; CHECK: @__cusafe_site.4 = internal addrspace(1) global { i32, i32, ptr } { i32 0, i32 64,
 ; CHECK-LABEL: define void @k(
 ; Local array: offset from the alloca, size 16, local flag (8) | write (1).
 ; CHECK: [[B:%.*]] = ptrtoint ptr %arr to i64
@@ -40,19 +46,19 @@ define void @k(i64 %i) {
 ; CHECK: [[END:%.*]] = add i64 [[OFF]], 4
 ; CHECK: icmp ule i64 [[END]], 16
 ; CHECK-NOT: load i64
-; CHECK: call i32 @__cusafe_slow(i32 3, i64 [[A]], i64 [[B]], i64 16, i32 4, i32 9, ptr {{.*}})
+; CHECK: call i32 @__cusafe_slow({{.*}}, i64 16, i32 4, ptr addrspacecast (ptr addrspace(1) @__cusafe_site.0 to ptr))
 ; Shared array in its own address space: size 128, shared flag (16) | write.
 ; CHECK: sub i64 {{%.*}}, ptrtoint (ptr addrspace(3) @_ZZ1kE4tile to i64)
-; CHECK: call i32 @__cusafe_slow(i32 3, {{.*}}, i64 128, i32 4, i32 17,
+; CHECK: call i32 @__cusafe_slow({{.*}}, i64 128, i32 4, ptr addrspacecast (ptr addrspace(1) @__cusafe_site.1 to ptr))
 ; The same array through a generic pointer is compared in the generic space.
 ; CHECK: sub i64 {{%.*}}, ptrtoint (ptr addrspacecast (ptr addrspace(3) @_ZZ1kE4tile to ptr) to i64)
-; CHECK: call i32 @__cusafe_slow(i32 3, {{.*}}, i64 128, i32 4, i32 16,
+; CHECK: call i32 @__cusafe_slow({{.*}}, i64 128, i32 4, ptr addrspacecast (ptr addrspace(1) @__cusafe_site.2 to ptr))
 ; __device__ array: size 32, global-variable flag (64).
-; CHECK: call i32 @__cusafe_slow(i32 3, {{.*}}, i64 32, i32 4, i32 64,
+; CHECK: call i32 @__cusafe_slow({{.*}}, i64 32, i32 4, ptr addrspacecast (ptr addrspace(1) @__cusafe_site.3 to ptr))
 ; CHECK: store i32 2, ptr %c1
 ; CHECK-NEXT: getelementptr inbounds i8, ptr addrspace(1) @dev, i64 28
 ; CHECK-NEXT: load i32, ptr addrspace(1) %c2
-; CHECK: call i32 @__cusafe_slow(i32 3, {{.*}}, i64 32, i32 4, i32 64,
+; CHECK: call i32 @__cusafe_slow({{.*}}, i64 32, i32 4, ptr addrspacecast (ptr addrspace(1) @__cusafe_site.4 to ptr))
 ; CHECK: load i32, ptr addrspace(1) %c3
 ; The site text names the object (mangled; the runtime demangles).
 ; LOC: c"k\1F<unknown: compile with -g or -gline-tables-only>\1F0\1F0\1F_ZZ1kE4tile\00"
