@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# Builds the perf suite (perf-suite/workloads/*.cu) three ways into a self-contained
+# bundle that scripts/gpu/run-perf.sh runs on a GPU machine:
+#   NAME.plain    cusafe-clang++ --cusafe-no-instrument -O3 -g   (the baseline)
+#   NAME.cusafe   cusafe-clang++ -O3 -g                          (sanitized)
+#   NAME.noopt    CUSAFE_PASS_OPT=0 cusafe-clang++ -O3 -g        (sanitized, check
+#                 elimination off: the ablation)
+# plus NAME.cusafe.stats and NAME.noopt.stats (the pass's per-function check counts,
+# CUSAFE_PASS_STATS=1, with the builds' other stderr), NAME.ptxas.tsv (registers, stack
+# and spill bytes per kernel and build, from `ptxas -v` run inside each build, so they
+# are the shipped binaries' figures), libcusafe_rt.so, libcudart.so.12 ($ORIGIN rpath),
+# run-perf.sh, COMMIT (git rev-parse HEAD) and WORKLOADS (the workloads built, which
+# run-perf.sh runs).
+#
+# Usage: build-perf.sh [OUT_DIR [WORKLOAD...]]
+#   OUT_DIR   default build/perf
+#   WORKLOAD  names without .cu (e.g. gemm bfs); default $CUSAFE_PERF_ONLY, else all
+# Examples:
+#   scripts/build-perf.sh                              # every workload into build/perf
+#   CUSAFE_PERF_ONLY="gemm bfs" scripts/build-perf.sh  # two of them
+#   scripts/build-perf.sh /tmp/perf gemm               # one, elsewhere
+set -euo pipefail
+source "$(dirname "$0")/env.sh"
+source "$CUSAFE_ROOT/scripts/lib/ptxas.sh"
+out=${1:-$CUSAFE_ROOT/build/perf}
+shift $(($# > 0 ? 1 : 0))
+src=perf-suite/workloads # relative: reports and debug info name perf-suite/workloads/x.cu
+cxx="$CUSAFE_BIN/cusafe-clang++"
+if [ ! -x "$cxx" ]; then
+  echo "build-perf.sh: $cxx is missing; run scripts/build.sh first" >&2
+  exit 2
+fi
+
+all=()
+for path in "$CUSAFE_ROOT/$src"/*.cu; do
+  [ -e "$path" ] && all+=("$(basename "$path" .cu)")
+done
+if [ ${#all[@]} = 0 ]; then
+  echo "build-perf.sh: no workloads in $CUSAFE_ROOT/$src" >&2
+  exit 2
+fi
+if [ $# -gt 0 ]; then
+  names=("$@")
+elif [ -n "${CUSAFE_PERF_ONLY:-}" ]; then
+  read -r -a names <<< "$CUSAFE_PERF_ONLY"
+else
+  names=("${all[@]}")
+fi
+for name in "${names[@]}"; do
+  if [ ! -f "$CUSAFE_ROOT/$src/$name.cu" ]; then
+    echo "build-perf.sh: no workload '$name' ($src/$name.cu is missing); workloads: ${all[*]}" >&2
+    exit 2
+  fi
+done
+
+mkdir -p "$out"
+out=$(cd "$out" && pwd) # the builds below run from the repository root
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# build NAME MODE STATS [VAR=VALUE...]: compiles $src/NAME.cu into $out/NAME.MODE with
+# the extra compiler environment VAR=VALUE..., appends its kernels' ptxas figures to
+# $out/NAME.ptxas.tsv, and writes the rest of its stderr to STATS (or to our stderr when
+# STATS is -). Exits naming the workload when the build fails.
+build() {
+  local name=$1 mode=$2 stats=$3
+  shift 3
+  local flags=(-O3 -g -Xcuda-ptxas -v)
+  [ "$mode" = plain ] && flags=(--cusafe-no-instrument "${flags[@]}")
+  if ! (cd "$CUSAFE_ROOT" && env "$@" "$cxx" "${flags[@]}" "$src/$name.cu" -o "$out/$name.$mode") 2> "$tmp/err"; then
+    grep -v -e '^ptxas info' -e ' bytes stack frame, ' "$tmp/err" >&2 || true
+    echo "build-perf.sh: workload $name: $mode build of $src/$name.cu failed ($*${*:+ }$cxx ${flags[*]})" >&2
+    exit 1
+  fi
+  ptxas_parse < "$tmp/err" > "$tmp/usage"
+  if [ ! -s "$tmp/usage" ]; then
+    echo "build-perf.sh: workload $name: no kernel in ptxas -v output of the $mode build" >&2
+    exit 1
+  fi
+  awk -v mode="$mode" -v OFS='\t' '{ print mode, $1, $2, $3, $4 }' "$tmp/usage" >> "$out/$name.ptxas.tsv"
+  if [ "$stats" = - ]; then
+    grep -v -e '^ptxas info' -e ' bytes stack frame, ' "$tmp/err" >&2 || true
+  else
+    grep -v -e '^ptxas info' -e ' bytes stack frame, ' "$tmp/err" > "$stats" || true
+  fi
+}
+
+# checks FILE: the sum of "N checks" over the stats lines of FILE.
+checks() {
+  sed -n 's/^cusafe: .*: \([0-9][0-9]*\) checks .*/\1/p' "$1" | awk '{ s += $1 } END { print s + 0 }'
+}
+
+# regs FILE BUILD: the most registers any kernel of BUILD uses in ptxas.tsv FILE.
+regs() {
+  awk -F'\t' -v m="$2" '$1 == m && $3 > r { r = $3 } END { print r + 0 }' "$1"
+}
+
+for name in "${names[@]}"; do
+  tsv="$out/$name.ptxas.tsv"
+  printf 'build\tkernel\tregisters\tstack_bytes\tspill_bytes\n' > "$tsv"
+  build "$name" plain -
+  build "$name" cusafe "$out/$name.cusafe.stats" CUSAFE_PASS_STATS=1
+  build "$name" noopt "$out/$name.noopt.stats" CUSAFE_PASS_OPT=0 CUSAFE_PASS_STATS=1
+  echo "built $name: $(grep -c '^plain' "$tsv") kernels;" \
+    "checks cusafe $(checks "$out/$name.cusafe.stats"), noopt $(checks "$out/$name.noopt.stats");" \
+    "max registers plain $(regs "$tsv" plain), cusafe $(regs "$tsv" cusafe), noopt $(regs "$tsv" noopt)"
+done
+cp -L "$CUSAFE_BIN/libcusafe_rt.so" "$CUSAFE_CUDA/lib64/libcudart.so.12" "$out/"
+cp "$CUSAFE_ROOT/scripts/gpu/run-perf.sh" "$out/"
+git -C "$CUSAFE_ROOT" rev-parse HEAD > "$out/COMMIT"
+printf '%s\n' "${names[@]}" > "$out/WORKLOADS"
+echo "bundle: $out (${#names[@]} workloads; run it with run-perf.sh, see docs/perf-suite.md)"
