@@ -19,7 +19,7 @@
 
 use crate::classify::{ObjSize, Object};
 use crate::collect::{Access, Len, Range, Target};
-use crate::elim::{Anchor, RangePlan};
+use crate::elim::{Anchor, Group, Plan, RangePlan};
 use crate::ir::{addr_space, Ir, AS_GLOBAL};
 use crate::sites::Sites;
 use cusafe_format::block::{class_shift, PREFIX};
@@ -102,13 +102,16 @@ impl Checker {
         roots: &mut crate::strip::Roots,
         parts: &mut RootParts,
         func: LLVMValueRef,
-        acc: &Access,
-        plans: &[RangePlan],
+        accesses: &[Access],
+        index: usize,
+        plan: &Plan,
     ) {
+        let acc = &accesses[index];
+        let plans = &plan.plans[index];
         // Root halves first, before any of this access's checks: a skip edge from one
         // range's cold block jumps past the code of the next range's check.
         for plan in plans {
-            if let RangePlan::Check(Some(a)) = *plan {
+            if let RangePlan::Check(Some(a)) | RangePlan::Leader(Some(a), _) = *plan {
                 parts.entry(a).or_insert_with(|| {
                     ir.at(a.before);
                     self.root_part(ir, resolve(replaced, a.root))
@@ -118,9 +121,17 @@ impl Checker {
         unsafe {
             let cont = ir.split_before(LLVMGetNextInstruction(acc.inst));
             let mut skipped_from = Vec::new();
-            for (r, plan) in acc.ranges.iter().zip(plans) {
-                let RangePlan::Check(anchor) = *plan else {
-                    continue;
+            for (r, range_plan) in acc.ranges.iter().zip(plans) {
+                let anchor = match *range_plan {
+                    RangePlan::Check(anchor) => anchor,
+                    RangePlan::Leader(anchor, g) => {
+                        let group = &plan.groups[g];
+                        self.emit_group_check(
+                            ir, sites, parts, replaced, func, accesses, group, anchor,
+                        );
+                        continue;
+                    }
+                    RangePlan::Member | RangePlan::Covered => continue,
                 };
                 let r = Range {
                     addr: resolve(replaced, r.addr),
@@ -162,20 +173,15 @@ impl Checker {
         }
     }
 
-    /// Emits the check of one range before `inst`; returns the cold block and the value
-    /// (computed there) that says whether to skip the access.
-    #[allow(clippy::too_many_arguments)]
-    fn emit_check(
+    /// The verdict on range `r` at the builder's position (the heap root half from
+    /// `anchor` when it was built there, else built here), and the length as i64.
+    fn verdict(
         &self,
         ir: &Ir,
-        sites: &mut Sites,
         parts: &RootParts,
-        func: LLVMValueRef,
-        inst: LLVMValueRef,
         r: &Range,
         anchor: Option<Anchor>,
-    ) -> (LLVMBasicBlockRef, LLVMValueRef) {
-        ir.at(inst);
+    ) -> (Verdict, LLVMValueRef) {
         let len = match r.len {
             Len::Const(n) => ir.c64(n),
             Len::Value(v) => ir.int_cast(v, ir.i64),
@@ -184,20 +190,29 @@ impl Checker {
             Target::Heap => {
                 let part = match anchor.and_then(|a| parts.get(&a)) {
                     Some(p) => *p,
-                    None => {
-                        ir.at(inst);
-                        self.root_part(ir, r.root)
-                    }
+                    None => self.root_part(ir, r.root),
                 };
-                ir.at(inst);
                 self.heap_verdict(ir, r, len, part)
             }
             Target::Object(o) => self.object_verdict(ir, r, o, len),
         };
+        (v, len)
+    }
+
+    /// The cold call reporting `v` for the access `inst` (site text and flags of `r`),
+    /// at the builder's position; returns "skip the access".
+    #[allow(clippy::too_many_arguments)]
+    fn cold_call(
+        &self,
+        ir: &Ir,
+        sites: &mut Sites,
+        func: LLVMValueRef,
+        inst: LLVMValueRef,
+        r: &Range,
+        v: &Verdict,
+        len: LLVMValueRef,
+    ) -> LLVMValueRef {
         unsafe {
-            let term = ir.split_if_then(v.bad, inst);
-            // Cold block: say what the device saw and call the runtime.
-            ir.at(term);
             let text = sites.text(ir, func, inst, &v.object);
             let mut args = [
                 v.addr,
@@ -217,8 +232,75 @@ impl Checker {
             if let Some(loc) = debug_loc_of(inst) {
                 LLVMInstructionSetDebugLoc(call, loc);
             }
-            let skip = ir.icmp(LLVMIntPredicate::LLVMIntNE, call, ir.c32(0));
+            ir.icmp(LLVMIntPredicate::LLVMIntNE, call, ir.c32(0))
+        }
+    }
+
+    /// Emits the check of one range before `inst`; returns the cold block and the value
+    /// (computed there) that says whether to skip the access.
+    #[allow(clippy::too_many_arguments)]
+    fn emit_check(
+        &self,
+        ir: &Ir,
+        sites: &mut Sites,
+        parts: &RootParts,
+        func: LLVMValueRef,
+        inst: LLVMValueRef,
+        r: &Range,
+        anchor: Option<Anchor>,
+    ) -> (LLVMBasicBlockRef, LLVMValueRef) {
+        ir.at(inst);
+        let (v, len) = self.verdict(ir, parts, r, anchor);
+        unsafe {
+            let term = ir.split_if_then(v.bad, inst);
+            ir.at(term);
+            let skip = self.cold_call(ir, sites, func, inst, r, &v, len);
             (LLVMGetInstructionParent(term), skip)
+        }
+    }
+
+    /// Emits the one check of a group of neighbouring ranges before its first access
+    /// `inst`: the union `[lo, hi)` of the base; when it fails, the cold path checks
+    /// each member in program order and reports those that fail, at their own sites.
+    #[allow(clippy::too_many_arguments)]
+    fn emit_group_check(
+        &self,
+        ir: &Ir,
+        sites: &mut Sites,
+        parts: &RootParts,
+        replaced: &Replaced,
+        func: LLVMValueRef,
+        accesses: &[Access],
+        group: &Group,
+        anchor: Option<Anchor>,
+    ) {
+        let base = group.base.map(|v| resolve(replaced, v));
+        let (li, lk, _) = group.members[0];
+        let inst = accesses[li].inst;
+        let leader = &accesses[li].ranges[lk];
+        let root = resolve(replaced, leader.root);
+        let member_range = |ir: &Ir, i: usize, k: usize, off: i64| Range {
+            addr: base.build(ir, off),
+            root,
+            ..accesses[i].ranges[k].clone()
+        };
+        ir.at(inst);
+        let union = Range {
+            len: Len::Const((group.hi - group.lo) as u64),
+            ..member_range(ir, li, lk, group.lo)
+        };
+        let (v, _) = self.verdict(ir, parts, &union, anchor);
+        // Each member's report block splits off before `term`, which stays the cold
+        // chain's last branch (back to the first access).
+        let term = ir.split_if_then(v.bad, inst);
+        for &(i, k, off) in &group.members {
+            ir.at(term);
+            let r = member_range(ir, i, k, off);
+            let (mv, len) = self.verdict(ir, parts, &r, anchor);
+            let report = ir.split_if_then(mv.bad, term);
+            ir.at(report);
+            // Recover mode reports and goes on: merged accesses are not skipped.
+            self.cold_call(ir, sites, func, accesses[i].inst, &r, &mv, len);
         }
     }
 

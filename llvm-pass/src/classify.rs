@@ -95,7 +95,7 @@ fn const_int(v: LLVMValueRef) -> Option<i64> {
 }
 
 /// Byte offset a constant-index GEP adds, or `None` if an index is not constant.
-fn gep_offset(ir: &Ir, gep: LLVMValueRef) -> Option<i64> {
+pub fn gep_offset(ir: &Ir, gep: LLVMValueRef) -> Option<i64> {
     unsafe {
         let mut ty = LLVMGetGEPSourceElementType(gep);
         let n = LLVMGetNumOperands(gep) as u32;

@@ -16,12 +16,23 @@
 //!   loaded once, and only when the program is about to make the access. No check is
 //!   moved out of its block, so nothing is reported that the program would not do.
 //!
+//! * **Neighbouring**: checked ranges in one block with the same root and the same
+//!   base plus constant offsets (`a[i-1]`, `a[i]`, `a[i+1]`; an unrolled loop body),
+//!   with no call between them, get one check of their union `[lo, hi)` before the
+//!   first. Bounds are one interval, so the union fits iff every member does; when it
+//!   does not, the cold path checks the members one by one in program order and
+//!   reports each that fails at its own line — never one the block would not reach.
+//!   (Recover mode does not skip merged accesses.)
+//!
 //! `CUSAFE_PASS_OPT=0` turns all of it off (the perf suite's ablation build).
 
+use crate::base::{decompose, Base};
 use crate::collect::{Access, Len, Range, Target};
 use crate::dom::Cfg;
+use crate::ir::{callee, is_intrinsic, opcode, Ir};
 use llvm_sys::core::*;
 use llvm_sys::prelude::*;
+use llvm_sys::LLVMOpcode;
 
 /// Where the root half of a heap check is computed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -40,8 +51,25 @@ pub struct Anchor {
 pub enum RangePlan {
     /// Check it; heap checks take their root half from the anchor.
     Check(Option<Anchor>),
+    /// Check the union of a group of neighbouring ranges here (the group's first).
+    Leader(Option<Anchor>, usize),
+    /// A later member of a group: its leader's check covers it.
+    Member,
     /// A dominating check already covers it.
     Covered,
+}
+
+/// Neighbouring ranges checked as one.
+#[derive(Debug)]
+pub struct Group {
+    /// The common base.
+    pub base: Base,
+    /// Members as (access, range, byte offset from the base), in program order.
+    pub members: Vec<(usize, usize, i64)>,
+    /// The union, in bytes from the base.
+    pub lo: i64,
+    /// End of the union.
+    pub hi: i64,
 }
 
 /// The plan for a function: per access (in the order given), per range.
@@ -57,6 +85,10 @@ pub struct Plan {
     pub hoisted: u32,
     /// Heap checks reusing a dominating check's root half (header load) in place.
     pub shared: u32,
+    /// Groups of neighbouring ranges.
+    pub groups: Vec<Group>,
+    /// Ranges covered by a group's check (members after the first).
+    pub merged: u32,
 }
 
 /// Whether check elimination is on (`CUSAFE_PASS_OPT` unset or not "0").
@@ -112,9 +144,102 @@ fn hoist_target(cfg: &Cfg, b: usize, root: LLVMValueRef) -> Option<LLVMValueRef>
     target
 }
 
+/// Whether a call that may not return (anything but an intrinsic) lies strictly
+/// between `from` and `to` (same block, `from` first).
+fn call_between(from: LLVMValueRef, to: LLVMValueRef) -> bool {
+    let mut i = unsafe { LLVMGetNextInstruction(from) };
+    while !i.is_null() && i != to {
+        if opcode(i) == Some(LLVMOpcode::LLVMCall) && !callee(i).is_some_and(is_intrinsic) {
+            return true;
+        }
+        i = unsafe { LLVMGetNextInstruction(i) };
+    }
+    false
+}
+
+/// Groups the planned checks of one block into neighbours (see the module doc).
+fn group_neighbours(ir: &Ir, cfg: &Cfg, accesses: &[Access], plan: &mut Plan) {
+    struct Open {
+        root: LLVMValueRef,
+        target: Target,
+        base: Base,
+        members: Vec<(usize, usize, i64)>,
+        lo: i64,
+        hi: i64,
+    }
+    let mut open: Vec<Open> = Vec::new();
+    let mut block = None;
+    let order = plan.order.clone();
+    let close = |open: &mut Vec<Open>, plan: &mut Plan| {
+        for g in open.drain(..) {
+            if g.members.len() < 2 {
+                continue;
+            }
+            let id = plan.groups.len();
+            for (n, &(i, k, _)) in g.members.iter().enumerate() {
+                plan.plans[i][k] = match (n, plan.plans[i][k]) {
+                    (0, RangePlan::Check(a)) => RangePlan::Leader(a, id),
+                    _ => RangePlan::Member,
+                };
+            }
+            plan.merged += g.members.len() as u32 - 1;
+            plan.groups.push(Group {
+                base: g.base,
+                members: g.members,
+                lo: g.lo,
+                hi: g.hi,
+            });
+        }
+    };
+    for &i in &order {
+        let acc = &accesses[i];
+        let bb = unsafe { LLVMGetInstructionParent(acc.inst) };
+        if block != Some(bb) {
+            close(&mut open, plan);
+            block = Some(bb);
+        }
+        for (k, r) in acc.ranges.iter().enumerate() {
+            let (RangePlan::Check(_), Len::Const(len)) = (plan.plans[i][k], r.len) else {
+                continue;
+            };
+            let Some((base, off)) = decompose(ir, r.addr) else {
+                continue;
+            };
+            let end = off.checked_add(len as i64);
+            let joined = open
+                .iter_mut()
+                .find(|g| g.root == r.root && same_target(&g.target, &r.target) && g.base == base);
+            match (joined, end) {
+                (Some(g), Some(end)) => {
+                    let (li, _, _) = g.members[0];
+                    let leader = accesses[li].inst;
+                    let available = base.leaves().iter().all(|&v| unsafe {
+                        LLVMIsAInstruction(v).is_null() || cfg.dominates(v, leader)
+                    });
+                    if available && !call_between(leader, acc.inst) {
+                        g.members.push((i, k, off));
+                        g.lo = g.lo.min(off);
+                        g.hi = g.hi.max(end);
+                    }
+                }
+                (None, Some(end)) => open.push(Open {
+                    root: r.root,
+                    target: r.target.clone(),
+                    base,
+                    members: vec![(i, k, off)],
+                    lo: off,
+                    hi: end,
+                }),
+                _ => {}
+            }
+        }
+    }
+    close(&mut open, plan);
+}
+
 /// Plans the checks of one function's accesses. `scoped` says the function marks
 /// local scopes (no recurring elimination then); `on` is [`enabled`].
-pub fn plan(cfg: &Cfg, accesses: &[Access], scoped: bool, on: bool) -> Plan {
+pub fn plan(ir: &Ir, cfg: &Cfg, accesses: &[Access], scoped: bool, on: bool) -> Plan {
     let block_of = |a: &Access| cfg.block_index(unsafe { LLVMGetInstructionParent(a.inst) });
     let mut order: Vec<usize> = (0..accesses.len()).collect();
     // Reverse post order of blocks, then position: a dominator comes before what it
@@ -186,5 +311,9 @@ pub fn plan(cfg: &Cfg, accesses: &[Access], scoped: bool, on: bool) -> Plan {
         }
     }
     plan.order = order;
+    if !scoped {
+        // A scope can end between two neighbours; the group checks both at the first.
+        group_neighbours(ir, cfg, accesses, &mut plan);
+    }
     plan
 }

@@ -11,6 +11,7 @@
 //! [`classify`] the one place that decides what is checked; then instrument.
 
 mod arith;
+mod base;
 mod check;
 mod classify;
 mod collect;
@@ -90,6 +91,7 @@ fn instrument_module(ir: &Ir) -> Result<(), String> {
         let found = collect::collect(ir, &insts);
         let mut roots = strip::Roots::default();
         let plan = elim::plan(
+            ir,
             &dom::Cfg::of(f),
             &found.accesses,
             scoped.contains(&f),
@@ -101,7 +103,6 @@ fn instrument_module(ir: &Ir) -> Result<(), String> {
         }
         let mut parts = check::RootParts::new();
         for &i in &plan.order {
-            let acc = &found.accesses[i];
             checker.instrument(
                 ir,
                 &mut sites,
@@ -109,8 +110,9 @@ fn instrument_module(ir: &Ir) -> Result<(), String> {
                 &mut roots,
                 &mut parts,
                 f,
-                acc,
-                &plan.plans[i],
+                &found.accesses,
+                i,
+                &plan,
             );
         }
         if want_stats {

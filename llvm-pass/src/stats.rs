@@ -31,6 +31,8 @@ pub struct Stats {
     pub hoisted: u32,
     /// Heap checks reusing a dominating check's header load in place.
     pub shared: u32,
+    /// Ranges covered by a neighbouring group's one check.
+    pub merged: u32,
 }
 
 impl Stats {
@@ -42,6 +44,7 @@ impl Stats {
             removed: plan.removed,
             hoisted: plan.hoisted,
             shared: plan.shared,
+            merged: plan.merged,
             proven: found.proven,
             unknown: found.unknown,
             unknown_intrinsics: found.unknown_intrinsics,
@@ -55,7 +58,7 @@ impl Stats {
                 a.ranges
                     .iter()
                     .zip(p)
-                    .filter(|(_, p)| **p != RangePlan::Covered)
+                    .filter(|(_, p)| !matches!(p, RangePlan::Covered | RangePlan::Member))
                     .map(|(r, _)| r)
             });
         for r in kept {
@@ -84,8 +87,8 @@ impl Stats {
     /// The stats line for function `name` (`kind` is "kernel" or "device function").
     pub fn line(&self, kind: &str, name: &str) -> String {
         format!(
-            "cusafe: {kind} {name}: {} checks ({} loads, {} stores, {} atomics, {} ranges; {} against known objects), {} arithmetic rules, {} proven in bounds, {} removed (dominated), {} hoisted (loop header loads), {} header loads shared, {} unchecked (constant address or unknown size), {} intrinsic accesses unchecked",
-            self.checks(), self.loads, self.stores, self.atomics, self.ranges, self.objects, self.arith, self.proven, self.removed, self.hoisted, self.shared, self.unknown, self.unknown_intrinsics
+            "cusafe: {kind} {name}: {} checks ({} loads, {} stores, {} atomics, {} ranges; {} against known objects), {} arithmetic rules, {} proven in bounds, {} removed (dominated), {} merged (neighbouring), {} hoisted (loop header loads), {} header loads shared, {} unchecked (constant address or unknown size), {} intrinsic accesses unchecked",
+            self.checks(), self.loads, self.stores, self.atomics, self.ranges, self.objects, self.arith, self.proven, self.removed, self.merged, self.hoisted, self.shared, self.unknown, self.unknown_intrinsics
         )
     }
 }

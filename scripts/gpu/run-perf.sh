@@ -12,6 +12,8 @@
 #   PERF_TIMEOUT            seconds per run (default 180)
 #   PERF_MEMCHECK_TIMEOUT   seconds for the memcheck run (default 300)
 #   PERF_ONLY               workloads to run (e.g. "gemm bfs"; default: the bundle's WORKLOADS)
+#   PERF_MODES              which runs (default "plain cusafe noopt memcheck"): e.g. the
+#                           timed builds in one device call and memcheck in another
 # Writes OUT_DIR/env.txt, OUT_DIR/runs.tsv (one row per run: workload mode rep rc wall_s
 # and the PERF line's fields, empty when absent) and OUT_DIR/logs/NAME.MODE.REP.txt.
 # Make the table with `cusafe-perf table --run OUT_DIR --build BUNDLE_DIR`.
@@ -20,6 +22,16 @@ usage="usage: run-perf.sh BUNDLE_DIR OUT_DIR"
 bundle=$(cd "${1:?$usage}" && pwd) || exit 2
 out=${2:?$usage}
 reps=${PERF_REPS:-3}
+read -r -a modes <<< "${PERF_MODES:-plain cusafe noopt memcheck}"
+timed=()
+memcheck=0
+for m in "${modes[@]}"; do
+  case $m in
+    plain | cusafe | noopt) timed+=("$m") ;;
+    memcheck) memcheck=1 ;;
+    *) echo "run-perf.sh: unknown mode '$m' in PERF_MODES; use plain, cusafe, noopt, memcheck" >&2; exit 2 ;;
+  esac
+done
 limit=${PERF_TIMEOUT:-180}
 memcheck_limit=${PERF_MEMCHECK_TIMEOUT:-300}
 for v in "$reps" "$limit" "$memcheck_limit"; do
@@ -53,7 +65,7 @@ cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | sed 's/^/gpu: /'
   echo "compute-sanitizer: $("$cs" --version 2>/dev/null | tail -1)"
   echo "bundle: $(cat "$bundle/COMMIT" 2>/dev/null || echo unknown)"
-  echo "reps: $reps (plain, cusafe, noopt interleaved); timeout ${limit}s, memcheck ${memcheck_limit}s"
+  echo "modes: ${modes[*]}; reps: $reps (timed builds interleaved); timeout ${limit}s, memcheck ${memcheck_limit}s"
 } > "$out/env.txt"
 cat "$out/env.txt"
 
@@ -99,7 +111,7 @@ for name in "${names[@]}"; do
   i=$((i + 1))
   echo "== $name ($i/${#names[@]})"
   for rep in $(seq 1 "$reps"); do
-    for mode in plain cusafe noopt; do
+    for mode in "${timed[@]}"; do
       if [ -x "$bundle/$name.$mode" ]; then
         run "$name" "$mode" "$rep" "$limit" "./$name.$mode"
       else
@@ -107,7 +119,7 @@ for name in "${names[@]}"; do
       fi
     done
   done
-  if [ -x "$bundle/$name.plain" ]; then
+  if [ "$memcheck" = 1 ] && [ -x "$bundle/$name.plain" ]; then
     run "$name" memcheck 1 "$memcheck_limit" "$cs" --tool memcheck --print-limit 5 "./$name.plain" --quick
   fi
 done

@@ -15,14 +15,20 @@ target datalayout = "e-i64:64-i128:128-v16:16-v32:32-n16:32:64"
 target triple = "nvptx64-nvidia-cuda"
 
 ; CHECK-LABEL: define void @recurring(
-; The load's check covers the store of the same 4 bytes, not the wider load after it.
+; The load's check covers the store of the same 4 bytes; the wider load after it joins
+; the load in one neighbouring group: one check of [0, 8), and a cold path that checks
+; the two members (4 and 8 bytes) one by one, each at its own site.
+; CHECK: add i64 {{%.*}}, 8
+; CHECK: br i1
+; CHECK: add i64 {{%.*}}, 4
 ; CHECK: call i32 @__cusafe_slow({{.*}}, i32 4, ptr
+; CHECK: add i64 {{%.*}}, 8
+; CHECK: call i32 @__cusafe_slow({{.*}}, i32 8, ptr
 ; CHECK-NOT: call i32 @__cusafe_slow(
 ; CHECK: store float
-; CHECK: call i32 @__cusafe_slow({{.*}}, i32 8, ptr
 ; CHECK: load double
-; STATS: kernel recurring: 2 checks {{.*}} 1 removed (dominated), 0 hoisted (loop header loads), 1 header loads shared
-; NOELIM: kernel recurring: 3 checks {{.*}} 0 removed (dominated), 0 hoisted (loop header loads), 0 header loads shared
+; STATS: kernel recurring: 1 checks {{.*}} 1 removed (dominated), 1 merged (neighbouring), 0 hoisted (loop header loads), 1 header loads shared
+; NOELIM: kernel recurring: 3 checks {{.*}} 0 removed (dominated), 0 merged (neighbouring), 0 hoisted (loop header loads), 0 header loads shared
 define void @recurring(ptr %a, i64 %i) {
   %p = getelementptr inbounds float, ptr %a, i64 %i
   %v = load float, ptr %p, align 4
@@ -200,6 +206,44 @@ exit:
   ret void
 }
 
+; Neighbours: a 3-point stencil on int indices (sext of add nsw) is one check of
+; [a + 4(i-1), a + 4(i+1) + 4); the store through another root stays on its own.
+; CHECK-LABEL: define void @stencil(
+; CHECK: [[B:%.*]] = getelementptr float, ptr %a, i64 %{{.*}}
+; CHECK: [[LO:%.*]] = getelementptr i8, ptr [[B]], i64 -4
+; CHECK: [[LOI:%.*]] = ptrtoint ptr [[LO]] to i64
+; CHECK: add i64 {{%.*}}, 12
+; STATS: kernel stencil: 2 checks {{.*}} 2 merged (neighbouring)
+define void @stencil(ptr %a, ptr %out, i32 %i) {
+  %im = add nsw i32 %i, -1
+  %ip = add nsw i32 %i, 1
+  %xm = sext i32 %im to i64
+  %x = sext i32 %i to i64
+  %xp = sext i32 %ip to i64
+  %pm = getelementptr inbounds float, ptr %a, i64 %xm
+  %p = getelementptr inbounds float, ptr %a, i64 %x
+  %pp = getelementptr inbounds float, ptr %a, i64 %xp
+  %vm = load float, ptr %pm, align 4
+  %v = load float, ptr %p, align 4
+  %vp = load float, ptr %pp, align 4
+  %s1 = fadd float %vm, %v
+  %s2 = fadd float %s1, %vp
+  %o = getelementptr inbounds float, ptr %out, i64 %x
+  store float %s2, ptr %o, align 4
+  ret void
+}
+
+; A call between two neighbours (it may not return): no merging across it.
+; STATS: kernel barrier: 2 checks {{.*}} 0 merged (neighbouring)
+define void @barrier(ptr %a, i64 %i) {
+  %p = getelementptr inbounds float, ptr %a, i64 %i
+  %q = getelementptr inbounds float, ptr %p, i64 1
+  %v = load float, ptr %p, align 4
+  call void @sink(ptr null)
+  %w = load float, ptr %q, align 4
+  ret void
+}
+
 ; A function that marks the scope of an escaping local keeps recurring checks.
 ; STATS: device function scoped: 2 checks {{.*}} 0 removed (dominated)
 define void @scoped(ptr %a, i64 %i) {
@@ -217,7 +261,9 @@ define void @sink(ptr %p) {
 }
 declare void @llvm.lifetime.start.p0(i64, ptr)
 declare void @llvm.lifetime.end.p0(i64, ptr)
-!nvvm.annotations = !{!0, !1, !2, !3, !4, !5, !6, !7}
+!nvvm.annotations = !{!0, !1, !2, !3, !4, !5, !6, !7, !8, !9}
+!8 = !{ptr @stencil, !"kernel", i32 1}
+!9 = !{ptr @barrier, !"kernel", i32 1}
 !0 = !{ptr @recurring, !"kernel", i32 1}
 !1 = !{ptr @siblings, !"kernel", i32 1}
 !2 = !{ptr @shared, !"kernel", i32 1}
