@@ -5,6 +5,7 @@
 #   NAME.cusafe   cusafe-clang++ -O3 -g                          (sanitized)
 #   NAME.noopt    CUSAFE_PASS_OPT=0 cusafe-clang++ -O3 -g        (sanitized, check
 #                 elimination off: the ablation)
+# (all with -ffp-contract=on, see build() below)
 # plus NAME.cusafe.stats and NAME.noopt.stats (the pass's per-function check counts,
 # CUSAFE_PASS_STATS=1, with the builds' other stderr), NAME.ptxas.tsv (registers, stack
 # and spill bytes per kernel and build, from `ptxas -v` run inside each build, so they
@@ -65,7 +66,11 @@ trap 'rm -rf "$tmp"' EXIT
 build() {
   local name=$1 mode=$2 stats=$3
   shift 3
-  local flags=(-O3 -g -Xcuda-ptxas -v)
+  # -ffp-contract=on: fuse a*b+c only within a statement (clang's CUDA default, fast,
+  # fuses across statements in the backend, per basic block; the checks split blocks,
+  # so plain and sanitized builds would fuse different pairs and their outputs would
+  # differ in the last bits). Both builds get it: the checksums must agree.
+  local flags=(-O3 -g -ffp-contract=on -Xcuda-ptxas -v)
   [ "$mode" = plain ] && flags=(--cusafe-no-instrument "${flags[@]}")
   if ! (cd "$CUSAFE_ROOT" && env "$@" "$cxx" "${flags[@]}" "$src/$name.cu" -o "$out/$name.$mode") 2> "$tmp/err"; then
     grep -v -e '^ptxas info' -e ' bytes stack frame, ' "$tmp/err" >&2 || true
