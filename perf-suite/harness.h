@@ -23,15 +23,7 @@
 #include <cuda_runtime.h>
 #include <vector>
 
-#define CK(call)                                                                       \
-  do {                                                                                 \
-    cudaError_t err_ = (call);                                                         \
-    if (err_ != cudaSuccess) {                                                         \
-      std::fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call,        \
-                   cudaGetErrorString(err_));                                          \
-      std::exit(3);                                                                    \
-    }                                                                                  \
-  } while (0)
+#include "../examples/common.h" // CK(call): exits naming the failing CUDA call
 
 namespace perf {
 
