@@ -120,6 +120,11 @@ static inline __attribute__((always_inline)) u32 pseudo_check(u64 addr, u64 root
   return 0;
 }
 
+/* Bounds of the module's __shared__ arrays that have shared pseudo-pointers, defined by
+ * the pass in every instrumented module (llvm-pass/src/shared.rs). */
+u64 __cusafe_shared_start(u32 index);
+u64 __cusafe_shared_size(u32 index);
+
 /* The cold path of every check. The fast path sent the access here because it looked
  * bad or because its root is a pseudo-pointer (bits 47..63 set); `size` is what the
  * check compared against (the header word it loaded, or the object's size). What the
@@ -135,6 +140,16 @@ __attribute__((noinline, cold)) u32 __cusafe_slow(u64 addr, u64 root, u64 size, 
   }
   if ((long long)root < 0) {
     __cusafe_report(CUSAFE_KIND_POISONED, addr, root, CUSAFE_NO_HEADER, len, 0, site);
+    return 1;
+  }
+  if (((root >> CUSAFE_PSEUDO_BIT) & 1) && ((root >> CUSAFE_SPACE_SHIFT) & 1)) {
+    u32 index = (root >> CUSAFE_CLASS_SHIFT) & CUSAFE_CLASS_MASK;
+    u64 start = __cusafe_shared_start(index), obj_size = __cusafe_shared_size(index);
+    u64 real = addr & ((1ULL << CUSAFE_PSEUDO_BIT) - 1);
+    u64 end = (real - start) + len;
+    if (end <= obj_size && end >= len)
+      return 0;
+    __cusafe_report(CUSAFE_KIND_OBJECT, real, start, obj_size, len, CUSAFE_OBJECT_SHARED, site);
     return 1;
   }
   if ((root >> CUSAFE_PSEUDO_BIT) & 1) {

@@ -55,6 +55,8 @@ fn format_defines() -> Vec<String> {
         ("PSEUDO_BIT", ps::PSEUDO_BIT.into()),
         ("CLASS_SHIFT", ps::CLASS_SHIFT.into()),
         ("CLASS_MASK", ps::CLASS_MASK),
+        ("SPACE_SHIFT", ps::SPACE_SHIFT.into()),
+        ("OBJECT_SHARED", r::OBJECT_SHARED.into()),
         ("DEPTH_SHIFT", ps::DEPTH_SHIFT.into()),
         ("DEPTH_MASK", ps::DEPTH_MASK),
         ("GEN_SHIFT", ps::GEN_SHIFT.into()),

@@ -19,7 +19,9 @@
 //!   pseudo-pointer is valid iff its depth `<=` the current depth and its generation
 //!   equals the current generation at its depth; otherwise the frame is gone
 //!   (use after return) or was replaced by a later call at the same depth.
-//! * space: 0 local (the only one emitted so far), 1 reserved for shared memory.
+//! * space: 0 local, 1 shared: then the class field is the index of the module's
+//!   `__shared__` array ([`shared_tag_bits`]), depth and generation are 0, and there is
+//!   no header (the module tells its arrays' start and size).
 //!
 //! Every instrumented access strips bits 47..63 before touching memory, so a pseudo
 //! pointer always dereferences the real address.
@@ -68,6 +70,17 @@ pub const fn tag_bits(t: u32, depth: u64, generation: u64) -> u64 {
         | ((t as u64 & CLASS_MASK) << CLASS_SHIFT)
         | ((depth & DEPTH_MASK) << DEPTH_SHIFT)
         | ((generation & GEN_MASK) << GEN_SHIFT)
+}
+
+/// Most `__shared__` arrays per module that get shared pseudo-pointers (the class
+/// field holds the object's index).
+pub const MAX_SHARED_OBJECTS: u32 = 32;
+
+/// Tag bits for a pointer into the module's `__shared__` array number `index`: pseudo
+/// bit, space bit, index in the class field, no epoch (shared memory lives as long as
+/// the block). Device-rt bounds it by the module's `__cusafe_shared_start/size(index)`.
+pub const fn shared_tag_bits(index: u32) -> u64 {
+    (1 << PSEUDO_BIT) | (1 << SPACE_SHIFT) | ((index as u64 & CLASS_MASK) << CLASS_SHIFT)
 }
 
 /// Whether `p` is a pseudo-pointer.

@@ -3,6 +3,7 @@
 
 use crate::check::SLOW_FN;
 use crate::ir::Ir;
+use crate::shared::{SIZE_FN, START_FN};
 use llvm_sys::bit_reader::LLVMParseBitcodeInContext2;
 use llvm_sys::core::*;
 use llvm_sys::linker::LLVMLinkModules2;
@@ -36,7 +37,7 @@ pub fn link(ir: &Ir) -> Result<(), String> {
         if LLVMLinkModules2(ir.module, rt) != 0 {
             return Err("linking the device runtime failed".into());
         }
-        for entry in [SLOW_FN, "__cusafe_report"] {
+        for entry in [SLOW_FN, "__cusafe_report", START_FN, SIZE_FN] {
             let name = CString::new(entry).expect("no NUL");
             let f = LLVMGetNamedFunction(ir.module, name.as_ptr());
             if f.is_null() {

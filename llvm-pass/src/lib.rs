@@ -22,6 +22,7 @@ mod ir;
 mod kernels;
 mod locals;
 mod plugin;
+mod shared;
 mod sites;
 mod stats;
 mod strip;
@@ -79,6 +80,7 @@ fn instrument_module(ir: &Ir) -> Result<(), String> {
             scoped.insert(f);
         }
     }
+    shared::instrument(ir, &functions);
     let optimise = elim::enabled();
     if tagged_locals > 0 {
         for &k in &kernels {
