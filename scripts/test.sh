@@ -20,5 +20,7 @@ scripts/build-examples.sh "$CUSAFE_ROOT/build/examples"
 step "security suite: manifest agrees with the programs; all compile with cusafe-clang++, instrumented and plain (ptxas runs inside every build)"
 "$CUSAFE_BIN/cusafe-suite" check-manifest --manifest security-suite/manifest.toml --src security-suite/programs
 scripts/build-examples.sh "$CUSAFE_ROOT/build/suite" security-suite/programs
+step "perf suite compiles three ways (plain, cusafe, check elimination off; verifier on)"
+scripts/build-perf.sh "$CUSAFE_ROOT/build/perf"
 echo
 echo "all tests passed"
