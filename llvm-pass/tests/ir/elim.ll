@@ -155,6 +155,28 @@ exit:
   ret void
 }
 
+; A loop not rotated (the trip test at the top, zero trips possible): the body does not
+; dominate the exiting header, so nothing moves out of the loop.
+; CHECK-LABEL: define void @top_tested(
+; CHECK-LABEL: body:
+; CHECK: %cusafe.size = load i64
+; STATS: kernel top_tested: 1 checks {{.*}} 0 hoisted (loop header loads)
+define void @top_tested(ptr %a, i64 %n) {
+entry:
+  br label %head
+head:
+  %i = phi i64 [ 0, %entry ], [ %i1, %body ]
+  %more = icmp slt i64 %i, %n
+  br i1 %more, label %body, label %exit
+body:
+  %p = getelementptr inbounds float, ptr %a, i64 %i
+  store float 0.0, ptr %p, align 4
+  %i1 = add i64 %i, 1
+  br label %head
+exit:
+  ret void
+}
+
 ; An early exit before the access: the last trip may leave without making it. The
 ; load of b at the top of the loop runs on every trip: only its header load moves.
 ; CHECK-LABEL: define void @early_exit(
@@ -261,9 +283,10 @@ define void @sink(ptr %p) {
 }
 declare void @llvm.lifetime.start.p0(i64, ptr)
 declare void @llvm.lifetime.end.p0(i64, ptr)
-!nvvm.annotations = !{!0, !1, !2, !3, !4, !5, !6, !7, !8, !9}
+!nvvm.annotations = !{!0, !1, !2, !3, !4, !5, !6, !7, !8, !9, !10}
 !8 = !{ptr @stencil, !"kernel", i32 1}
 !9 = !{ptr @barrier, !"kernel", i32 1}
+!10 = !{ptr @top_tested, !"kernel", i32 1}
 !0 = !{ptr @recurring, !"kernel", i32 1}
 !1 = !{ptr @siblings, !"kernel", i32 1}
 !2 = !{ptr @shared, !"kernel", i32 1}
