@@ -7,7 +7,7 @@
 //! `x + C` (`add`, `or disjoint`, and `sext`/`zext` of an `add nsw`/`add nuw` or a
 //! disjoint `or`) becomes `x` plus `C * stride`.
 
-use crate::classify::gep_offset;
+use crate::classify::{const_int, gep_offset};
 use crate::ir::{opcode, operand, Ir};
 use llvm_sys::core::*;
 use llvm_sys::prelude::*;
@@ -98,10 +98,6 @@ impl Base {
             p
         }
     }
-}
-
-fn const_int(v: LLVMValueRef) -> Option<i64> {
-    unsafe { (!LLVMIsAConstantInt(v).is_null()).then(|| LLVMConstIntGetSExtValue(v)) }
 }
 
 /// `x + C` as (x, C), when the addition cannot wrap in the way the index is used.

@@ -10,7 +10,7 @@
 //!   against the block its tag names. Checking against the root rather than the
 //!   address catches non-linear jumps into another live block.
 
-use crate::ir::{addr_space, opcode, operand, Ir, AS_GENERIC, AS_GLOBAL};
+use crate::ir::{addr_space, opcode, operand, Ir, AS_GENERIC, AS_GLOBAL, AS_SHARED};
 use cusafe_format::report::{
     OBJECT_DYNAMIC_SHARED, OBJECT_GLOBAL_VAR, OBJECT_LOCAL, OBJECT_SHARED,
 };
@@ -22,8 +22,7 @@ use llvm_sys::{LLVMOpcode, LLVMTypeKind};
 /// Name of the `inttoptr` that gives a re-laid-out local its tagged pointer (`locals`).
 pub const TAGGED_LOCAL: &str = "cusafe.tagged";
 
-/// Address spaces of NVPTX besides generic and global.
-const AS_SHARED: u32 = 3;
+/// NVPTX constant address space.
 const AS_CONST: u32 = 4;
 
 /// Size of a statically known object.
@@ -90,7 +89,8 @@ fn strip_one(v: LLVMValueRef) -> Option<LLVMValueRef> {
     }
 }
 
-fn const_int(v: LLVMValueRef) -> Option<i64> {
+/// The value of a constant integer (sign-extended).
+pub fn const_int(v: LLVMValueRef) -> Option<i64> {
     unsafe { (!LLVMIsAConstantInt(v).is_null()).then(|| LLVMConstIntGetSExtValue(v)) }
 }
 

@@ -14,6 +14,8 @@ extern "C" {
 pub const AS_GLOBAL: u32 = 1;
 /// The generic address space.
 pub const AS_GENERIC: u32 = 0;
+/// NVPTX shared address space (`__shared__`).
+pub const AS_SHARED: u32 = 3;
 
 /// The module being instrumented with the types and builder the pass needs.
 pub struct Ir {

@@ -11,15 +11,13 @@
 //! the rest stay untagged (unchecked in callees, as before), which the stats say.
 
 use crate::classify::root_of;
-use crate::ir::{addr_space, callee, instructions, opcode, operand, Ir, AS_GENERIC};
+use crate::ir::{addr_space, callee, instructions, opcode, operand, Ir, AS_GENERIC, AS_SHARED};
 use cusafe_format::pseudo::{shared_tag_bits, MAX_SHARED_OBJECTS};
 use llvm_sys::core::*;
 use llvm_sys::prelude::*;
 use llvm_sys::target::LLVMABISizeOfType;
 use llvm_sys::LLVMOpcode;
 use std::ffi::CString;
-
-const AS_SHARED: u32 = 3;
 
 /// Names of the per-module bounds functions device-rt calls.
 pub const START_FN: &str = "__cusafe_shared_start";
