@@ -4,11 +4,19 @@
  * into every instrumented device module. The CUSAFE_* constants come from the formats
  * crate (format/src/{rtpage,report}.rs) as -D flags: do not hard-code them here.
  *
- * A check that fails calls __cusafe_report. The first thread to fail at a site writes
- * one record into the report page (pinned host memory, so it survives a trap), fences
- * system-wide, marks the record complete and the site done. Then, in trap mode, every
- * failing thread traps (after waiting for its site's record, so the trap cannot cut the
- * record short); in recover mode it returns and the instrumented code skips the access.
+ * A check that fails reports. The first thread to fail at a site writes one record
+ * into the report page (pinned host memory, so it survives a trap), fences
+ * system-wide, marks the record complete and the site done, then traps in trap mode.
+ * Every other failing thread (and the writer in recover mode) returns and the
+ * instrumented code skips the access.
+ *
+ * Two entries for the instrumented code, both (addr, root, size, len, site):
+ * - __cusafe_fail: for checks whose root cannot be a pseudo-pointer. The pass inlines
+ *   it into each cold block: a call costs every kernel registers (the callee's own
+ *   need on top of the caller's live values, 16 or more even for a few stores), an
+ *   inlined cold block costs a few.
+ * - __cusafe_slow: for checks whose root may be a pseudo-pointer, which must be
+ *   finished here (and may pass). An out-of-line call, only in such functions.
  */
 
 typedef unsigned long long u64;
@@ -65,23 +73,53 @@ static inline __attribute__((always_inline)) void write_record(u32 kind, u64 add
   __nvvm_membar_sys();
 }
 
-/* kind: format::report::DeviceKind; extra_flags: or-ed into the site's flags. */
+/* Reports once per site (kind: format::report::DeviceKind; extra_flags: or-ed into the
+ * site's flags). In trap mode the thread that wrote the site's record traps; the others
+ * go on, skipping their access, until that trap ends the launch. (Waiting for the
+ * writer instead would put a spin loop into every cold block, and ptxas then keeps far
+ * more registers: gemm 32 -> 64, kmeans assign 40 -> 255.) */
+static inline __attribute__((always_inline)) void report(u32 kind, u64 addr, u64 root,
+                                                         u64 header_size, u32 access_size,
+                                                         u32 extra_flags, struct site *site) {
+  u32 expected = SITE_FREE;
+  if (!__atomic_compare_exchange_n(&site->state, &expected, SITE_WRITING, 0, __ATOMIC_RELAXED,
+                                   __ATOMIC_RELAXED))
+    return;
+  write_record(kind, addr, root, header_size, access_size, site->flags | extra_flags, site->loc);
+  __atomic_store_n(&site->state, SITE_DONE, __ATOMIC_RELAXED);
+  __nvvm_membar_sys();
+  if (!(RT_U32(CUSAFE_RTPAGE_FLAGS) & CUSAFE_FLAG_RECOVER))
+    __builtin_trap();
+}
+
+/* The out-of-line report of __cusafe_slow's pseudo-pointer paths. */
 __attribute__((noinline, cold)) void __cusafe_report(u32 kind, u64 addr, u64 root,
                                                      u64 header_size, u32 access_size,
                                                      u32 extra_flags, struct site *site) {
-  u32 expected = SITE_FREE;
-  if (__atomic_compare_exchange_n(&site->state, &expected, SITE_WRITING, 0, __ATOMIC_RELAXED,
-                                  __ATOMIC_RELAXED)) {
-    write_record(kind, addr, root, header_size, access_size, site->flags | extra_flags, site->loc);
-    __atomic_store_n(&site->state, SITE_DONE, __ATOMIC_RELAXED);
-    __nvvm_membar_sys();
-  }
-  if (RT_U32(CUSAFE_RTPAGE_FLAGS) & CUSAFE_FLAG_RECOVER)
-    return;
-  /* Trap mode: give this site's writer a bounded time to finish its record. */
-  for (u32 spin = 0; spin < (1u << 24) && __atomic_load_n(&site->state, __ATOMIC_RELAXED) != SITE_DONE; ++spin)
-    ;
-  __builtin_trap();
+  report(kind, addr, root, header_size, access_size, extra_flags, site);
+}
+
+/* What a failed check of a heap block or a known object means: an object check is
+ * about its object; a root with bit 63 is poisoned (its arithmetic left its block); any
+ * other is out of bounds, with the header size the fast path compared against when the
+ * root had a tag (else NO_HEADER in *size). */
+static inline __attribute__((always_inline)) u32 fail_kind(u64 root, u64 *size,
+                                                           const struct site *site) {
+  if (site->flags & CUSAFE_OBJECT_SPACES)
+    return CUSAFE_KIND_OBJECT;
+  u64 tag = root >> CUSAFE_TAG_SHIFT;
+  if ((long long)root < 0 || tag - CUSAFE_MIN_TAG > CUSAFE_MAX_TAG - CUSAFE_MIN_TAG)
+    *size = CUSAFE_NO_HEADER;
+  return (long long)root < 0 ? CUSAFE_KIND_POISONED : CUSAFE_KIND_OUT_OF_BOUNDS;
+}
+
+/* The cold path of a check whose root is no pseudo-pointer (the pass proved it): report
+ * and tell the caller to skip the access (1; trap mode does not return). Inlined by
+ * the pass into every cold block that calls it. */
+u32 __cusafe_fail(u64 addr, u64 root, u64 size, u32 len, struct site *site) {
+  u32 kind = fail_kind(root, &size, site);
+  report(kind, addr, root, size, len, 0, site);
+  return 1;
 }
 
 /* ---- Stack epochs and local pseudo-pointers (format/src/pseudo.rs) ---------------- */
@@ -125,24 +163,18 @@ static inline __attribute__((always_inline)) u32 pseudo_check(u64 addr, u64 root
 u64 __cusafe_shared_start(u32 index);
 u64 __cusafe_shared_size(u32 index);
 
-/* The cold path of every check. The fast path sent the access here because it looked
- * bad or because its root is a pseudo-pointer (bits 47..63 set); `size` is what the
- * check compared against (the header word it loaded, or the object's size). What the
- * device saw is worked out here from the root's bits, not passed in: fewer arguments,
- * fewer registers live in every kernel. Pseudo-pointers that pass their check return
- * 0: the access goes ahead. Otherwise the access is reported (trap mode never returns)
- * and 1 tells the caller to skip it (recover mode). */
+/* The cold path of a check whose root may be a pseudo-pointer. The fast path sent the
+ * access here because it looked bad or because its root is a pseudo-pointer (bits
+ * 47..62 set); `size` is what the check compared against (the header word it loaded,
+ * or the object's size). What the device saw is worked out here from the root's bits,
+ * not passed in: fewer arguments, fewer registers live at the call. Pseudo-pointers
+ * that pass their check return 0: the access goes ahead. Otherwise the access is
+ * reported (trap mode never returns) and 1 tells the caller to skip it (recover mode). */
 __attribute__((noinline, cold)) u32 __cusafe_slow(u64 addr, u64 root, u64 size, u32 len,
                                                   struct site *site) {
-  if (site->flags & CUSAFE_OBJECT_SPACES) {
-    __cusafe_report(CUSAFE_KIND_OBJECT, addr, root, size, len, 0, site);
-    return 1;
-  }
-  if ((long long)root < 0) {
-    __cusafe_report(CUSAFE_KIND_POISONED, addr, root, CUSAFE_NO_HEADER, len, 0, site);
-    return 1;
-  }
-  if (((root >> CUSAFE_PSEUDO_BIT) & 1) && ((root >> CUSAFE_SPACE_SHIFT) & 1)) {
+  int pseudo = !(site->flags & CUSAFE_OBJECT_SPACES) && (long long)root >= 0 &&
+               ((root >> CUSAFE_PSEUDO_BIT) & 1);
+  if (pseudo && ((root >> CUSAFE_SPACE_SHIFT) & 1)) {
     u32 index = (root >> CUSAFE_CLASS_SHIFT) & CUSAFE_CLASS_MASK;
     u64 start = __cusafe_shared_start(index), obj_size = __cusafe_shared_size(index);
     u64 real = addr & ((1ULL << CUSAFE_PSEUDO_BIT) - 1);
@@ -152,7 +184,7 @@ __attribute__((noinline, cold)) u32 __cusafe_slow(u64 addr, u64 root, u64 size, 
     __cusafe_report(CUSAFE_KIND_OBJECT, real, start, obj_size, len, CUSAFE_OBJECT_SHARED, site);
     return 1;
   }
-  if ((root >> CUSAFE_PSEUDO_BIT) & 1) {
+  if (pseudo) {
     u64 start, obj_size;
     u32 kind = pseudo_check(addr, root, len, &start, &obj_size);
     if (kind == 0)
@@ -161,9 +193,7 @@ __attribute__((noinline, cold)) u32 __cusafe_slow(u64 addr, u64 root, u64 size, 
                     CUSAFE_OBJECT_LOCAL, site);
     return 1;
   }
-  u64 tag = root >> CUSAFE_TAG_SHIFT;
-  int has_header = tag - CUSAFE_MIN_TAG <= CUSAFE_MAX_TAG - CUSAFE_MIN_TAG;
-  __cusafe_report(CUSAFE_KIND_OUT_OF_BOUNDS, addr, root, has_header ? size : CUSAFE_NO_HEADER,
-                  len, 0, site);
+  u32 kind = fail_kind(root, &size, site);
+  __cusafe_report(kind, addr, root, size, len, 0, site);
   return 1;
 }

@@ -7,7 +7,9 @@
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Passes/PassPlugin.h"
 #include "llvm/IR/MDBuilder.h"
+#include "llvm/IR/InstrTypes.h"
 #include "llvm/Transforms/Utils/BasicBlockUtils.h"
+#include "llvm/Transforms/Utils/Cloning.h"
 
 extern "C" bool cusafe_run_on_module(LLVMModuleRef M);
 
@@ -58,4 +60,10 @@ extern "C" LLVMValueRef cusafe_split_if_then(LLVMValueRef Cond, LLVMValueRef Bef
 extern "C" LLVMBasicBlockRef cusafe_split_before(LLVMValueRef Before) {
   auto *I = llvm::unwrap<llvm::Instruction>(Before);
   return llvm::wrap(I->getParent()->splitBasicBlock(I));
+}
+
+// Inlines the call `Call` (the C API has no inliner call). Returns whether it did.
+extern "C" bool cusafe_inline_call(LLVMValueRef Call) {
+  llvm::InlineFunctionInfo IFI;
+  return llvm::InlineFunction(*llvm::unwrap<llvm::CallBase>(Call), IFI).isSuccess();
 }

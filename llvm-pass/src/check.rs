@@ -12,12 +12,16 @@
 //!   address half (at the access)
 //!     end = (addr - start) + len
 //!     br !(end <=u limit & end >=u len), cold, access
-//!   cold: __cusafe_slow(addr, start, limit, len, site)  (device-rt sorts out the kind)
+//!   cold: __cusafe_fail(addr, start, limit, len, site)  (device-rt sorts out the kind)
 //! ```
+//! The cold entry is `__cusafe_fail`, inlined after linking (a call would cost every
+//! kernel registers), unless the root may be a pseudo-pointer
+//! ([`crate::classify::may_be_pseudo`]): then it is a call of `__cusafe_slow`, which
+//! finishes pseudo-pointer checks out of line.
 //! Foreign pointers (tag outside 1..=35) read a zero word from a module global instead
 //! of a header, so the fast path has one branch and no guarded load.
 
-use crate::classify::{ObjSize, Object};
+use crate::classify::{may_be_pseudo, ObjSize, Object};
 use crate::collect::{Access, Len, Range, Target};
 use crate::elim::{Anchor, Group, Plan, RangePlan};
 use crate::ir::{addr_space, Ir, AS_GLOBAL};
@@ -50,30 +54,43 @@ fn resolve(replaced: &Replaced, v: LLVMValueRef) -> LLVMValueRef {
     replaced.get(&v).copied().unwrap_or(v)
 }
 
-/// The device runtime's entry for the cold path (device-rt/cusafe_rt.c): it finishes
+/// The device runtime's out-of-line cold path (device-rt/cusafe_rt.c): it finishes
 /// pseudo-pointer checks and reports; a non-zero result means "skip the access".
 pub const SLOW_FN: &str = "__cusafe_slow";
+
+/// The device runtime's inlined cold path for roots that are no pseudo-pointer: it
+/// reports; its result (always non-zero) means "skip the access".
+pub const FAIL_FN: &str = "__cusafe_fail";
 
 /// Module-level things every check uses.
 pub struct Checker {
     report_ty: LLVMTypeRef,
-    report_fn: LLVMValueRef,
+    slow_fn: LLVMValueRef,
+    fail_fn: LLVMValueRef,
     no_header: LLVMValueRef,
+    /// Whether the module makes pseudo-pointers (escaping locals or `__shared__` arrays).
+    pseudo: bool,
+    kernels: Vec<LLVMValueRef>,
 }
 
 impl Checker {
-    /// Declares the cold-path function and the no-header word in the module.
-    pub fn new(ir: &Ir) -> Checker {
+    /// Declares the cold-path functions and the no-header word in the module. `pseudo`:
+    /// whether the module makes pseudo-pointers; `kernels`: its kernels.
+    pub fn new(ir: &Ir, pseudo: bool, kernels: &[LLVMValueRef]) -> Checker {
         unsafe {
             // (addr, root, size compared against, access length, site): device-rt works
             // out the rest; every argument is a register live at the call.
             let mut params = [ir.i64, ir.i64, ir.i64, ir.i32, ir.ptr];
             let report_ty = LLVMFunctionType(ir.i32, params.as_mut_ptr(), params.len() as u32, 0);
-            let fname = std::ffi::CString::new(SLOW_FN).expect("no NUL");
-            let mut report_fn = LLVMGetNamedFunction(ir.module, fname.as_ptr());
-            if report_fn.is_null() {
-                report_fn = LLVMAddFunction(ir.module, fname.as_ptr(), report_ty);
-            }
+            let declare = |name: &str| {
+                let fname = std::ffi::CString::new(name).expect("no NUL");
+                let f = LLVMGetNamedFunction(ir.module, fname.as_ptr());
+                if f.is_null() {
+                    LLVMAddFunction(ir.module, fname.as_ptr(), report_ty)
+                } else {
+                    f
+                }
+            };
             let no_header = LLVMAddGlobalInAddressSpace(
                 ir.module,
                 ir.i64,
@@ -84,8 +101,11 @@ impl Checker {
             LLVMSetLinkage(no_header, LLVMLinkage::LLVMInternalLinkage);
             Checker {
                 report_ty,
-                report_fn,
+                slow_fn: declare(SLOW_FN),
+                fail_fn: declare(FAIL_FN),
                 no_header,
+                pseudo,
+                kernels: kernels.to_vec(),
             }
         }
     }
@@ -133,12 +153,14 @@ impl Checker {
                     }
                     RangePlan::Member | RangePlan::Covered => continue,
                 };
+                let original_root = r.root;
                 let r = Range {
                     addr: resolve(replaced, r.addr),
                     root: resolve(replaced, r.root),
                     ..r.clone()
                 };
-                let (slow_bb, skip) = self.emit_check(ir, sites, parts, func, acc.inst, &r, anchor);
+                let (slow_bb, skip) =
+                    self.emit_check(ir, sites, parts, func, acc.inst, &r, original_root, anchor);
                 // The cold block goes on to the access, or past it when told to skip.
                 let term = LLVMGetBasicBlockTerminator(slow_bb);
                 let go_on = LLVMGetSuccessor(term, 0);
@@ -199,8 +221,9 @@ impl Checker {
         (v, len)
     }
 
-    /// The cold call reporting `v` for the access `inst` (site text and flags of `r`),
-    /// at the builder's position; returns "skip the access".
+    /// The cold call reporting `v` for the access `inst` (site text and flags of `r`,
+    /// `original_root`: its root before recover-mode phis replaced loads), at the
+    /// builder's position; returns "skip the access".
     #[allow(clippy::too_many_arguments)]
     fn cold_call(
         &self,
@@ -209,10 +232,19 @@ impl Checker {
         func: LLVMValueRef,
         inst: LLVMValueRef,
         r: &Range,
+        original_root: LLVMValueRef,
         v: &Verdict,
         len: LLVMValueRef,
     ) -> LLVMValueRef {
         unsafe {
+            let out_of_line = self.pseudo
+                && matches!(r.target, Target::Heap)
+                && may_be_pseudo(original_root, &self.kernels);
+            let entry = if out_of_line {
+                self.slow_fn
+            } else {
+                self.fail_fn
+            };
             let text = sites.text(ir, func, inst, &v.object);
             let mut args = [
                 v.addr,
@@ -224,7 +256,7 @@ impl Checker {
             let call = LLVMBuildCall2(
                 ir.b,
                 self.report_ty,
-                self.report_fn,
+                entry,
                 args.as_mut_ptr(),
                 args.len() as u32,
                 crate::ir::NONAME,
@@ -236,8 +268,9 @@ impl Checker {
         }
     }
 
-    /// Emits the check of one range before `inst`; returns the cold block and the value
-    /// (computed there) that says whether to skip the access.
+    /// Emits the check of one range before `inst` (`original_root`: see `cold_call`);
+    /// returns the cold block and the value (computed there) that says whether to skip
+    /// the access.
     #[allow(clippy::too_many_arguments)]
     fn emit_check(
         &self,
@@ -247,6 +280,7 @@ impl Checker {
         func: LLVMValueRef,
         inst: LLVMValueRef,
         r: &Range,
+        original_root: LLVMValueRef,
         anchor: Option<Anchor>,
     ) -> (LLVMBasicBlockRef, LLVMValueRef) {
         ir.at(inst);
@@ -254,7 +288,7 @@ impl Checker {
         unsafe {
             let term = ir.split_if_then(v.bad, inst);
             ir.at(term);
-            let skip = self.cold_call(ir, sites, func, inst, r, &v, len);
+            let skip = self.cold_call(ir, sites, func, inst, r, original_root, &v, len);
             (LLVMGetInstructionParent(term), skip)
         }
     }
@@ -300,7 +334,7 @@ impl Checker {
             let report = ir.split_if_then(mv.bad, term);
             ir.at(report);
             // Recover mode reports and goes on: merged accesses are not skipped.
-            self.cold_call(ir, sites, func, accesses[i].inst, &r, &mv, len);
+            self.cold_call(ir, sites, func, accesses[i].inst, &r, leader.root, &mv, len);
         }
     }
 

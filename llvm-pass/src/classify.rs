@@ -263,3 +263,36 @@ pub fn decide(ir: &Ir, addr: LLVMValueRef, len: Option<u64>) -> Decision {
         Decision::Unknown
     }
 }
+
+/// Whether the root of a heap check may hold a pseudo-pointer (`format::pseudo`) at run
+/// time, in a module where escaping locals or `__shared__` arrays make them. Values the
+/// host passed in cannot: a kernel's pointer arguments and pointers loaded from a
+/// kernel's by-value arguments or from `__constant__` memory (the device cannot write
+/// either). Anything else might have been stored or passed by code that took an
+/// object's address.
+pub fn may_be_pseudo(root: LLVMValueRef, kernels: &[LLVMValueRef]) -> bool {
+    let kernel_arg = |v: LLVMValueRef| unsafe {
+        !LLVMIsAArgument(v).is_null() && kernels.contains(&LLVMGetParamParent(v))
+    };
+    if kernel_arg(root) {
+        return false;
+    }
+    if op_of(root) != Some(LLVMOpcode::LLVMLoad) {
+        return true;
+    }
+    let from = root_of(operand(root, 0));
+    let host_written = addr_space(from) == Some(AS_CONST) || (kernel_arg(from) && is_byval(from));
+    !host_written
+}
+
+/// Whether argument `arg` is passed by value (`byval`).
+fn is_byval(arg: LLVMValueRef) -> bool {
+    unsafe {
+        let f = LLVMGetParamParent(arg);
+        let index = (0..LLVMCountParams(f))
+            .find(|&i| LLVMGetParam(f, i) == arg)
+            .expect("an argument of its parent");
+        let kind = LLVMGetEnumAttributeKindForName(c"byval".as_ptr(), 5);
+        !LLVMGetEnumAttributeAtIndex(f, index + 1, kind).is_null()
+    }
+}

@@ -1,7 +1,8 @@
 //! Links the device runtime (device-rt/cusafe_rt.c, compiled to NVPTX bitcode at build
-//! time and embedded here) into an instrumented module.
+//! time and embedded here) into an instrumented module, inlines its `__cusafe_fail` into
+//! the cold blocks that call it and drops what the module does not use.
 
-use crate::check::SLOW_FN;
+use crate::check::{FAIL_FN, SLOW_FN};
 use crate::ir::Ir;
 use crate::shared::{SIZE_FN, START_FN};
 use llvm_sys::bit_reader::LLVMParseBitcodeInContext2;
@@ -16,7 +17,17 @@ static RUNTIME_BC: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/cusafe_rt.b
 /// Attributes of the runtime's own compile that must not override the module's target.
 const FOREIGN_ATTRS: [&str; 2] = ["target-cpu", "target-features"];
 
-/// Links the runtime into `ir.module` and makes its entry points internal.
+/// The runtime's entry points, callers before callees.
+const ENTRIES: [&str; 5] = [FAIL_FN, SLOW_FN, "__cusafe_report", START_FN, SIZE_FN];
+
+/// Whether calls of [`FAIL_FN`] are inlined (`CUSAFE_PASS_INLINE_COLD` unset or not
+/// "0"; the IR tests turn it off to read the cold calls' arguments).
+fn inline_cold() -> bool {
+    std::env::var_os("CUSAFE_PASS_INLINE_COLD").is_none_or(|v| v != "0")
+}
+
+/// Links the runtime into `ir.module`, makes its entry points internal, inlines every
+/// call of [`FAIL_FN`] and deletes the entry points nothing calls.
 pub fn link(ir: &Ir) -> Result<(), String> {
     unsafe {
         let buf = LLVMCreateMemoryBufferWithMemoryRange(
@@ -37,9 +48,8 @@ pub fn link(ir: &Ir) -> Result<(), String> {
         if LLVMLinkModules2(ir.module, rt) != 0 {
             return Err("linking the device runtime failed".into());
         }
-        for entry in [SLOW_FN, "__cusafe_report", START_FN, SIZE_FN] {
-            let name = CString::new(entry).expect("no NUL");
-            let f = LLVMGetNamedFunction(ir.module, name.as_ptr());
+        for entry in ENTRIES {
+            let f = function(ir, entry);
             if f.is_null() {
                 return Err(format!("device runtime lacks {entry}"));
             }
@@ -53,6 +63,40 @@ pub fn link(ir: &Ir) -> Result<(), String> {
                 );
             }
         }
+        let inlined = if inline_cold() {
+            users(function(ir, FAIL_FN))
+        } else {
+            Vec::new()
+        };
+        for call in inlined {
+            if !ir.inline_call(call) {
+                return Err(format!("LLVM could not inline {FAIL_FN}"));
+            }
+        }
+        for entry in ENTRIES {
+            let f = function(ir, entry);
+            if LLVMGetFirstUse(f).is_null() {
+                LLVMDeleteFunction(f);
+            }
+        }
     }
     Ok(())
+}
+
+fn function(ir: &Ir, name: &str) -> LLVMValueRef {
+    let name = CString::new(name).expect("no NUL");
+    unsafe { LLVMGetNamedFunction(ir.module, name.as_ptr()) }
+}
+
+/// The instructions that use `v` (collected first: inlining removes them).
+fn users(v: LLVMValueRef) -> Vec<LLVMValueRef> {
+    let mut out = Vec::new();
+    unsafe {
+        let mut u = LLVMGetFirstUse(v);
+        while !u.is_null() {
+            out.push(LLVMGetUser(u));
+            u = LLVMGetNextUse(u);
+        }
+    }
+    out
 }

@@ -8,6 +8,7 @@ use llvm_sys::{LLVMIntPredicate, LLVMOpcode, LLVMTypeKind};
 extern "C" {
     fn cusafe_split_if_then(cond: LLVMValueRef, before: LLVMValueRef) -> LLVMValueRef;
     fn cusafe_split_before(before: LLVMValueRef) -> LLVMBasicBlockRef;
+    fn cusafe_inline_call(call: LLVMValueRef) -> bool;
 }
 
 /// Address space of global memory in NVPTX.
@@ -163,6 +164,11 @@ impl Ir {
     /// Splits so that a new block starts at `before`; returns that block.
     pub fn split_before(&self, before: LLVMValueRef) -> LLVMBasicBlockRef {
         unsafe { cusafe_split_before(before) }
+    }
+
+    /// Inlines the call instruction `call`; returns whether LLVM's inliner did.
+    pub fn inline_call(&self, call: LLVMValueRef) -> bool {
+        unsafe { cusafe_inline_call(call) }
     }
 }
 

@@ -67,7 +67,6 @@ fn defined_functions(m: LLVMModuleRef) -> Vec<LLVMValueRef> {
 fn instrument_module(ir: &Ir) -> Result<(), String> {
     let want_stats = std::env::var_os("CUSAFE_PASS_STATS").is_some_and(|v| v != "0");
     let kernels = kernels::kernels(ir.module);
-    let checker = check::Checker::new(ir);
     let mut sites = sites::Sites::default();
     let mut replaced = check::Replaced::new();
     let functions = defined_functions(ir.module);
@@ -80,7 +79,8 @@ fn instrument_module(ir: &Ir) -> Result<(), String> {
             scoped.insert(f);
         }
     }
-    shared::instrument(ir, &functions);
+    let tagged_shared = shared::instrument(ir, &functions);
+    let checker = check::Checker::new(ir, tagged_locals + tagged_shared > 0, &kernels);
     let optimise = elim::enabled();
     if tagged_locals > 0 {
         for &k in &kernels {

@@ -1,8 +1,9 @@
 ; extern __shared__ arrays (size 0 in IR) are bounded by the launch's dynamic shared
 ; memory size, read from %dynamic_smem_size.
 ; RUN: %opt %s -o %t.ll
+; RUN: %calls %opt %s -o %t.calls.ll
 ; RUN: %verify %t.ll
-; RUN: FileCheck %s < %t.ll
+; RUN: FileCheck %s < %t.calls.ll
 ; RUN: %llc %t.ll -o %t.ptx
 ; RUN: %ptxas %t.ptx -o %t.cubin
 ; RUN: FileCheck %s --check-prefix=PTX < %t.ptx
@@ -23,5 +24,5 @@ define void @k(i64 %i) {
 ; CHECK: [[SZ:%.*]] = call i32 asm "mov.u32 $0, %dynamic_smem_size;", "=r"()
 ; CHECK: [[SZ64:%.*]] = zext i32 [[SZ]] to i64
 ; CHECK: icmp ule i64 {{%.*}}, [[SZ64]]
-; CHECK: call i32 @__cusafe_slow({{.*}}, i64 [[SZ64]], i32 4, ptr addrspacecast (ptr addrspace(1) @__cusafe_site.0 to ptr))
+; CHECK: call i32 @__cusafe_fail({{.*}}, i64 [[SZ64]], i32 4, ptr addrspacecast (ptr addrspace(1) @__cusafe_site.0 to ptr))
 ; PTX: %dynamic_smem_size

@@ -4,8 +4,9 @@
 ; only when the check runs on every trip (never out of a branch, past an early exit,
 ; or for a root the loop redefines). Functions that mark local scopes keep every check.
 ; RUN: %opt %s -o %t.ll 2>%t.stats
+; RUN: %calls %opt %s -o %t.calls.ll
 ; RUN: %verify %t.ll
-; RUN: FileCheck %s < %t.ll
+; RUN: FileCheck %s < %t.calls.ll
 ; RUN: FileCheck %s --check-prefix=STATS < %t.stats
 ; RUN: %llc %t.ll -o %t.ptx
 ; RUN: %ptxas %t.ptx -o %t.cubin
@@ -21,10 +22,10 @@ target triple = "nvptx64-nvidia-cuda"
 ; CHECK: add i64 {{%.*}}, 8
 ; CHECK: br i1
 ; CHECK: add i64 {{%.*}}, 4
-; CHECK: call i32 @__cusafe_slow({{.*}}, i32 4, ptr
+; CHECK: call i32 @__cusafe_fail({{.*}}, i32 4, ptr
 ; CHECK: add i64 {{%.*}}, 8
-; CHECK: call i32 @__cusafe_slow({{.*}}, i32 8, ptr
-; CHECK-NOT: call i32 @__cusafe_slow(
+; CHECK: call i32 @__cusafe_fail({{.*}}, i32 8, ptr
+; CHECK-NOT: call i32 @__cusafe_fail(
 ; CHECK: store float
 ; CHECK: load double
 ; STATS: kernel recurring: 1 checks {{.*}} 1 removed (dominated), 1 merged (neighbouring), 0 hoisted (loop header loads), 1 header loads shared
@@ -71,7 +72,7 @@ define void @shared(ptr %a, i64 %i, i64 %j) {
 ; CHECK: br label %loop
 ; CHECK-LABEL: loop:
 ; CHECK-NOT: load i64
-; CHECK: call i32 @__cusafe_slow(
+; CHECK: call i32 @__cusafe_fail(
 ; CHECK: load float
 ; STATS: kernel hoist: 1 checks {{.*}} 1 hoisted (loop header loads)
 define void @hoist(ptr %a, i64 %n) {

@@ -4,8 +4,9 @@
 ; pointer proves nothing (the alignment moved it). An integer mixed from two pointers
 ; has no single provenance and is checked as an ordinary pointer.
 ; RUN: %opt %s -o %t.ll
+; RUN: %calls %opt %s -o %t.calls.ll
 ; RUN: %verify %t.ll
-; RUN: FileCheck %s < %t.ll
+; RUN: FileCheck %s < %t.calls.ll
 ; RUN: %llc %t.ll -o %t.ptx
 ; RUN: %ptxas %t.ptx -o %t.cubin
 target datalayout = "e-i64:64-i128:128-v16:16-v32:32-n16:32:64"
@@ -19,7 +20,7 @@ target triple = "nvptx64-nvidia-cuda"
 ; CHECK: @__cusafe_site.1 = internal addrspace(1) global { i32, i32, ptr } { i32 0, i32 17,
 ; CHECK-LABEL: define void @carved(
 ; CHECK: call i32 asm "mov.u32 $0, %dynamic_smem_size;"
-; CHECK: call i32 @__cusafe_slow({{.*}}, i32 16, ptr addrspacecast (ptr addrspace(1) @__cusafe_site.0 to ptr))
+; CHECK: call i32 @__cusafe_fail({{.*}}, i32 16, ptr addrspacecast (ptr addrspace(1) @__cusafe_site.0 to ptr))
 define void @carved(i64 %n, i64 %i) {
   %a = getelementptr inbounds i32, ptr addrspacecast (ptr addrspace(3) @pool to ptr), i64 %n
   %ai = ptrtoint ptr %a to i64
@@ -33,7 +34,7 @@ define void @carved(i64 %n, i64 %i) {
 
 ; A constant offset through the integers is not a proof: 48 + up to 15 + 16 > 64.
 ; CHECK-LABEL: define void @carved_const(
-; CHECK: call i32 @__cusafe_slow({{.*}}, i64 64, i32 16, ptr addrspacecast (ptr addrspace(1) @__cusafe_site.1 to ptr))
+; CHECK: call i32 @__cusafe_fail({{.*}}, i64 64, i32 16, ptr addrspacecast (ptr addrspace(1) @__cusafe_site.1 to ptr))
 define void @carved_const() {
   %b = getelementptr inbounds i8, ptr addrspacecast (ptr addrspace(3) @arr to ptr), i64 41
   %bi = ptrtoint ptr %b to i64

@@ -1,7 +1,8 @@
 ; Every load and store through a kernel pointer gets the inline check, with the
 ; report call in a cold (unlikely) block and the access skipped in recover mode.
 ; RUN: %opt_noelim %s -o %t.ll 2>%t.stats
-; RUN: FileCheck %s < %t.ll
+; RUN: %calls %opt_noelim %s -o %t.calls.ll
+; RUN: FileCheck %s < %t.calls.ll
 ; RUN: FileCheck %s --check-prefix=STATS < %t.stats
 ; RUN: %verify %t.ll
 target datalayout = "e-i64:64-i128:128-v16:16-v32:32-n16:32:64"
@@ -46,16 +47,16 @@ define void @k(ptr %a, i64 %i) {
 ; CHECK: br i1 {{%.*}}, label %[[REPORT:.*]], label %[[ACCESS:.*]], !prof [[COLD:![0-9]+]]
 ; The cold block passes what the check saw; device-rt works out the kind.
 ; CHECK: [[REPORT]]:
-; CHECK-NEXT: call i32 @__cusafe_slow(i64 [[AI]], i64 [[START]], i64 [[LIMIT]], i32 4, ptr addrspacecast (ptr addrspace(1) @__cusafe_site.0 to ptr))
+; CHECK-NEXT: call i32 @__cusafe_fail(i64 [[AI]], i64 [[START]], i64 [[LIMIT]], i32 4, ptr addrspacecast (ptr addrspace(1) @__cusafe_site.0 to ptr))
 ; CHECK: [[ACCESS]]:
 ; CHECK-NEXT: [[PS:%.*]] = getelementptr inbounds float, ptr %cusafe.strip, i64 %i
 ; CHECK-NEXT: [[V:%.*]] = load float, ptr [[PS]]
 ; CHECK: phi float [ [[V]], %[[ACCESS]] ], [ 0.000000e+00, %[[REPORT]] ]
 ; The store: with elimination off (this test), its own root half and check.
 ; CHECK: load i64
-; CHECK: call i32 @__cusafe_slow(i64 {{%.*}}, i64 {{%.*}}, i64 {{%.*}}, i32 4, ptr addrspacecast (ptr addrspace(1) @__cusafe_site.1 to ptr))
+; CHECK: call i32 @__cusafe_fail(i64 {{%.*}}, i64 {{%.*}}, i64 {{%.*}}, i32 4, ptr addrspacecast (ptr addrspace(1) @__cusafe_site.1 to ptr))
 ; CHECK: store float
 ; The runtime is linked in and internal.
-; CHECK: define internal void @__cusafe_report(
+; CHECK: define internal noundef i32 @__cusafe_fail(
 ; CHECK: [[COLD]] = !{!"branch_weights", i32 1, i32 1048575}
 ; STATS: cusafe: kernel k: 2 checks (1 loads, 1 stores, 0 atomics, 0 ranges; 0 against known objects), 0 arithmetic rules

@@ -4,8 +4,9 @@
 ; reset it on entry. Arrays that do not escape, or escape only into functions without
 ; a body (vprintf), stay as they are.
 ; RUN: %opt %s -o %t.ll
+; RUN: %calls %opt %s -o %t.calls.ll
 ; RUN: %verify %t.ll
-; RUN: FileCheck %s < %t.ll
+; RUN: FileCheck %s < %t.calls.ll
 ; RUN: %llc %t.ll -o %t.ptx
 ; RUN: %ptxas %t.ptx -o %t.cubin
 target datalayout = "e-i64:64-i128:128-v16:16-v32:32-n16:32:64"
@@ -76,7 +77,7 @@ declare void @llvm.lifetime.end.p0(i64, ptr)
 ; CHECK: [[B:%.*]] = ptrtoint ptr %buf to i64
 ; CHECK: call i32 @vprintf(ptr null, ptr %cusafe.strip{{[0-9]*}})
 ; The non-escaping array keeps its static check.
-; CHECK: call i32 @__cusafe_slow(i64 {{%.*}}, i64 {{%.*}}, i64 16, i32 4,
+; CHECK: call i32 @__cusafe_fail(i64 {{%.*}}, i64 {{%.*}}, i64 16, i32 4,
 ; Epilogue.
 ; CHECK: store i8 {{%.*}}, ptr addrspace(1) [[DP]], align 1
 ; CHECK-NEXT: ret void

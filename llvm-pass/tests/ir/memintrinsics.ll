@@ -1,6 +1,6 @@
 ; memcpy/memmove check both ranges, memset the destination; run-time lengths are
 ; widened to i64 and a zero length never reports.
-; RUN: %opt %s | FileCheck %s
+; RUN: %calls %opt %s | FileCheck %s
 target datalayout = "e-i64:64-i128:128-v16:16-v32:32-n16:32:64"
 target triple = "nvptx64-nvidia-cuda"
 
@@ -21,11 +21,11 @@ declare void @llvm.memmove.p0.p0.i64(ptr, ptr, i64, i1)
 ; CHECK: @__cusafe_site.4 = internal addrspace(1) global { i32, i32, ptr } { i32 0, i32 4,
 ; CHECK: [[LEN:%.*]] = zext i32 %n to i64
 ; CHECK: icmp eq i64 [[LEN]], 0
-; CHECK: call i32 @__cusafe_slow({{.*}}, ptr addrspacecast (ptr addrspace(1) @__cusafe_site.0 to ptr))
-; CHECK: call i32 @__cusafe_slow({{.*}}, ptr addrspacecast (ptr addrspace(1) @__cusafe_site.1 to ptr))
+; CHECK: call i32 @__cusafe_fail({{.*}}, ptr addrspacecast (ptr addrspace(1) @__cusafe_site.0 to ptr))
+; CHECK: call i32 @__cusafe_fail({{.*}}, ptr addrspacecast (ptr addrspace(1) @__cusafe_site.1 to ptr))
 ; CHECK: call void @llvm.memcpy
-; CHECK: call i32 @__cusafe_slow({{.*}}, i32 64, ptr addrspacecast (ptr addrspace(1) @__cusafe_site.2 to ptr))
+; CHECK: call i32 @__cusafe_fail({{.*}}, i32 64, ptr addrspacecast (ptr addrspace(1) @__cusafe_site.2 to ptr))
 ; CHECK: call void @llvm.memset
-; CHECK: call i32 @__cusafe_slow({{.*}}, i32 8, ptr addrspacecast (ptr addrspace(1) @__cusafe_site.3 to ptr))
-; CHECK: call i32 @__cusafe_slow({{.*}}, i32 8, ptr addrspacecast (ptr addrspace(1) @__cusafe_site.4 to ptr))
+; CHECK: call i32 @__cusafe_fail({{.*}}, i32 8, ptr addrspacecast (ptr addrspace(1) @__cusafe_site.3 to ptr))
+; CHECK: call i32 @__cusafe_fail({{.*}}, i32 8, ptr addrspacecast (ptr addrspace(1) @__cusafe_site.4 to ptr))
 ; CHECK: call void @llvm.memmove

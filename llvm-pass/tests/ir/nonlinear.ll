@@ -1,6 +1,6 @@
 ; An access through a chain of GEPs is checked against the block of the chain's root,
 ; not of the final address: a jump straight into another live block is caught.
-; RUN: %opt_noelim %s | FileCheck %s
+; RUN: %calls %opt_noelim %s | FileCheck %s
 target datalayout = "e-i64:64-i128:128-v16:16-v32:32-n16:32:64"
 target triple = "nvptx64-nvidia-cuda"
 
@@ -17,7 +17,7 @@ define void @k(ptr %a, i64 %i, i64 %j) {
 ; CHECK: [[START:%.*]] = select i1 {{%.*}}, i64 {{%.*}}, i64 {{%.*}}
 ; CHECK: [[AI:%.*]] = ptrtoint ptr addrspace(1) %r to i64
 ; CHECK: sub i64 [[AI]], [[START]]
-; CHECK: call i32 @__cusafe_slow(i64 [[AI]], i64 [[START]],
+; CHECK: call i32 @__cusafe_fail(i64 [[AI]], i64 [[START]],
 ; The access goes through the chain rebuilt on the stripped root.
 ; CHECK: [[G1:%.*]] = getelementptr inbounds i32, ptr %cusafe.strip, i64 %i
 ; CHECK: [[G2:%.*]] = getelementptr inbounds i8, ptr [[G1]], i64 %j

@@ -2,8 +2,9 @@
 ; object's size, with no header load: local arrays, __shared__ arrays and __device__
 ; globals (the static fast path). Constant offsets that fit are proven and not checked.
 ; RUN: %opt %s -o %t.ll 2>%t.stats
+; RUN: %calls %opt %s -o %t.calls.ll
 ; RUN: %verify %t.ll
-; RUN: FileCheck %s < %t.ll
+; RUN: FileCheck %s < %t.calls.ll
 ; RUN: FileCheck %s --check-prefix=LOC < %t.ll
 ; RUN: FileCheck %s --check-prefix=STATS < %t.stats
 target datalayout = "e-i64:64-i128:128-v16:16-v32:32-n16:32:64"
@@ -46,19 +47,19 @@ define void @k(i64 %i) {
 ; CHECK: [[END:%.*]] = add i64 [[OFF]], 4
 ; CHECK: icmp ule i64 [[END]], 16
 ; CHECK-NOT: load i64
-; CHECK: call i32 @__cusafe_slow({{.*}}, i64 16, i32 4, ptr addrspacecast (ptr addrspace(1) @__cusafe_site.0 to ptr))
+; CHECK: call i32 @__cusafe_fail({{.*}}, i64 16, i32 4, ptr addrspacecast (ptr addrspace(1) @__cusafe_site.0 to ptr))
 ; Shared array in its own address space: size 128, shared flag (16) | write.
 ; CHECK: sub i64 {{%.*}}, ptrtoint (ptr addrspace(3) @_ZZ1kE4tile to i64)
-; CHECK: call i32 @__cusafe_slow({{.*}}, i64 128, i32 4, ptr addrspacecast (ptr addrspace(1) @__cusafe_site.1 to ptr))
+; CHECK: call i32 @__cusafe_fail({{.*}}, i64 128, i32 4, ptr addrspacecast (ptr addrspace(1) @__cusafe_site.1 to ptr))
 ; The same array through a generic pointer is compared in the generic space.
 ; CHECK: sub i64 {{%.*}}, ptrtoint (ptr addrspacecast (ptr addrspace(3) @_ZZ1kE4tile to ptr) to i64)
-; CHECK: call i32 @__cusafe_slow({{.*}}, i64 128, i32 4, ptr addrspacecast (ptr addrspace(1) @__cusafe_site.2 to ptr))
+; CHECK: call i32 @__cusafe_fail({{.*}}, i64 128, i32 4, ptr addrspacecast (ptr addrspace(1) @__cusafe_site.2 to ptr))
 ; __device__ array: size 32, global-variable flag (64).
-; CHECK: call i32 @__cusafe_slow({{.*}}, i64 32, i32 4, ptr addrspacecast (ptr addrspace(1) @__cusafe_site.3 to ptr))
+; CHECK: call i32 @__cusafe_fail({{.*}}, i64 32, i32 4, ptr addrspacecast (ptr addrspace(1) @__cusafe_site.3 to ptr))
 ; CHECK: store i32 2, ptr %c1
 ; CHECK-NEXT: getelementptr inbounds i8, ptr addrspace(1) @dev, i64 28
 ; CHECK-NEXT: load i32, ptr addrspace(1) %c2
-; CHECK: call i32 @__cusafe_slow({{.*}}, i64 32, i32 4, ptr addrspacecast (ptr addrspace(1) @__cusafe_site.4 to ptr))
+; CHECK: call i32 @__cusafe_fail({{.*}}, i64 32, i32 4, ptr addrspacecast (ptr addrspace(1) @__cusafe_site.4 to ptr))
 ; CHECK: load i32, ptr addrspace(1) %c3
 ; The site text names the object (mangled; the runtime demangles).
 ; LOC: c"k\1F<unknown: compile with -g or -gline-tables-only>\1F0\1F0\1F_ZZ1kE4tile\00"

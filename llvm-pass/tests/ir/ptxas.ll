@@ -14,7 +14,9 @@ define void @k(ptr %a, i64 %i) {
 }
 !nvvm.annotations = !{!0}
 !0 = !{ptr @k, !"kernel", i32 1}
+; The cold path is inlined: the site is claimed in place, no call.
 ; CHECK: .entry k(
-; CHECK: call.uni
-; CHECK: __cusafe_report
+; CHECK-NOT: call
+; CHECK: atom.global.cas.b32
+; CHECK-NOT: call
 ; CHECK: trap;

@@ -1,5 +1,5 @@
 ; Vector accesses are checked with their full width, so one crossing the end is caught.
-; RUN: %opt_noelim %s | FileCheck %s
+; RUN: %calls %opt_noelim %s | FileCheck %s
 target datalayout = "e-i64:64-i128:128-v16:16-v32:32-n16:32:64"
 target triple = "nvptx64-nvidia-cuda"
 
@@ -13,7 +13,7 @@ define void @k(ptr %a, i64 %i) {
 ; CHECK: @__cusafe_site.0 = internal addrspace(1) global { i32, i32, ptr } { i32 0, i32 0,
 ; CHECK: @__cusafe_site.1 = internal addrspace(1) global { i32, i32, ptr } { i32 0, i32 1,
 ; CHECK: add i64 {{%.*}}, 16
-; CHECK: call i32 @__cusafe_slow({{.*}}, i32 16, ptr addrspacecast (ptr addrspace(1) @__cusafe_site.0 to ptr))
+; CHECK: call i32 @__cusafe_fail({{.*}}, i32 16, ptr addrspacecast (ptr addrspace(1) @__cusafe_site.0 to ptr))
 ; CHECK: load <4 x float>
-; CHECK: call i32 @__cusafe_slow({{.*}}, i32 16, ptr addrspacecast (ptr addrspace(1) @__cusafe_site.1 to ptr))
+; CHECK: call i32 @__cusafe_fail({{.*}}, i32 16, ptr addrspacecast (ptr addrspace(1) @__cusafe_site.1 to ptr))
 ; CHECK: store <2 x double>
