@@ -181,21 +181,63 @@ fn mentions_pointer(v: LLVMValueRef, depth: u32) -> bool {
 }
 
 /// The root of `addr`, looking through `inttoptr` of integer arithmetic on a single
-/// pointer ([`int_provenance`]); the flag says whether it did (the offset from the root
-/// is then not known at compile time). The pass's own tagged locals are roots.
+/// pointer ([`int_provenance`]) and through phis and selects whose incoming pointers
+/// all derive from one object ([`merged_object`]); the flag says whether it did (the
+/// offset from the root is then not known at compile time). The pass's own tagged
+/// locals are roots.
 fn root_through_ints(addr: LLVMValueRef) -> (LLVMValueRef, bool) {
     let mut root = root_of(addr);
     let mut through = false;
-    while op_of(root) == Some(LLVMOpcode::LLVMIntToPtr)
-        && !crate::ir::name(root).starts_with(TAGGED_LOCAL)
-    {
-        let Some(p) = int_provenance(operand(root, 0)) else {
+    loop {
+        let next = match op_of(root) {
+            Some(LLVMOpcode::LLVMIntToPtr) if !crate::ir::name(root).starts_with(TAGGED_LOCAL) => {
+                int_provenance(operand(root, 0)).map(root_of)
+            }
+            Some(LLVMOpcode::LLVMPHI | LLVMOpcode::LLVMSelect) => merged_object(root),
+            _ => None,
+        };
+        let Some(next) = next else {
             break;
         };
-        root = root_of(p);
+        root = next;
         through = true;
     }
     (root, through)
+}
+
+/// The one alloca or global every pointer flowing into phi or select `v` derives from
+/// (through GEPs, casts and further phis and selects, loops included), if there is one.
+/// Such a merge does not let the object escape: the pointer stays inside it, and an
+/// access through it is checked against the object. Gives up past 64 merges.
+pub fn merged_object(v: LLVMValueRef) -> Option<LLVMValueRef> {
+    let mut seen = std::collections::HashSet::new();
+    let mut object = None;
+    merge_into(v, &mut seen, &mut object).then_some(object?)
+}
+
+fn merge_into(
+    v: LLVMValueRef,
+    seen: &mut std::collections::HashSet<LLVMValueRef>,
+    object: &mut Option<LLVMValueRef>,
+) -> bool {
+    let r = root_of(v);
+    let incoming: Vec<LLVMValueRef> = match op_of(r) {
+        Some(LLVMOpcode::LLVMPHI) => unsafe {
+            (0..LLVMCountIncoming(r))
+                .map(|i| LLVMGetIncomingValue(r, i))
+                .collect()
+        },
+        Some(LLVMOpcode::LLVMSelect) => vec![operand(r, 1), operand(r, 2)],
+        _ => {
+            let is_object =
+                unsafe { !LLVMIsAAllocaInst(r).is_null() || !LLVMIsAGlobalVariable(r).is_null() };
+            return is_object && *object.get_or_insert(r) == r;
+        }
+    };
+    if !seen.insert(r) {
+        return true; // already being merged (a loop): its other inputs decide
+    }
+    seen.len() <= 64 && incoming.into_iter().all(|x| merge_into(x, seen, object))
 }
 
 /// The object `root` is, if it is one whose size the pass can know.

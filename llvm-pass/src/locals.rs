@@ -15,6 +15,7 @@
 //! state left by an earlier launch (or a trap) does not leak into this one.
 
 use crate::arith::is_safe_use;
+use crate::classify::merged_object;
 use crate::ir::{callee, instructions, mark_nocheck, opcode, uses, Ir, NONAME};
 use cusafe_format::pseudo::{
     local_class, tag_bits, DEPTH_MASK, DEPTH_SHIFT, GEN_MASK, GEN_SHIFT, LOCAL_PREFIX, OUT_OF_SCOPE,
@@ -28,14 +29,26 @@ use llvm_sys::target::LLVMABISizeOfType;
 use llvm_sys::LLVMOpcode;
 use std::ffi::CString;
 
-/// A use through which a pointer derived from an alloca leaves the function's view.
-/// Calls to functions without a body (printf's vprintf, external functions) are not
-/// escapes: nothing checks inside them, and their arguments are stripped anyway.
-fn escapes(v: LLVMValueRef) -> bool {
+/// Whether a pointer derived from `alloca` leaves the function's view through a use of
+/// `v`. Calls to functions without a body (printf's vprintf, external functions) are
+/// not escapes: nothing checks inside them, and their arguments are stripped anyway.
+/// Phis and selects that merge pointers into this alloca only are not either (their
+/// accesses get object checks, `classify::merged_object`) unless the merged pointer
+/// escapes; `seen` stops at phis already followed.
+fn escapes(
+    v: LLVMValueRef,
+    alloca: LLVMValueRef,
+    seen: &mut std::collections::HashSet<LLVMValueRef>,
+) -> bool {
     uses(v).into_iter().any(|(user, idx)| match opcode(user) {
         Some(
             LLVMOpcode::LLVMGetElementPtr | LLVMOpcode::LLVMAddrSpaceCast | LLVMOpcode::LLVMBitCast,
-        ) if idx == 0 => escapes(user),
+        ) if idx == 0 => escapes(user, alloca, seen),
+        Some(LLVMOpcode::LLVMPHI) | Some(LLVMOpcode::LLVMSelect)
+            if merged_object(user) == Some(alloca) =>
+        {
+            seen.insert(user) && escapes(user, alloca, seen)
+        }
         Some(LLVMOpcode::LLVMCall)
             if callee(user).is_some_and(|f| unsafe { LLVMIsDeclaration(f) != 0 }) =>
         {
@@ -52,7 +65,7 @@ fn escaping_allocas(ir: &Ir, f: LLVMValueRef) -> Vec<(LLVMValueRef, u64, u32)> {
         let entry = LLVMGetEntryBasicBlock(f);
         let mut i = LLVMGetFirstInstruction(entry);
         while !i.is_null() {
-            if !LLVMIsAAllocaInst(i).is_null() && escapes(i) {
+            if !LLVMIsAAllocaInst(i).is_null() && escapes(i, i, &mut Default::default()) {
                 let count = LLVMGetOperand(i, 0);
                 if !LLVMIsAConstantInt(count).is_null() {
                     let size = LLVMConstIntGetZExtValue(count)
