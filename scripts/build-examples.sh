@@ -3,6 +3,7 @@
 # plain (NAME.plain, --cusafe-no-instrument) — into a self-contained folder with
 # libcusafe_rt.so and libcudart.so.12 beside them ($ORIGIN rpath), so the folder can
 # be copied to any GPU machine and run there with run-examples.sh.
+# COMMIT (git rev-parse HEAD) names the build.
 #
 # Usage: build-examples.sh [OUT_DIR [SRC_DIR]]
 #   OUT_DIR  default build/examples
@@ -52,3 +53,4 @@ for path in "$CUSAFE_ROOT/$src"/*.cu; do
 done
 cp -L "$CUSAFE_BIN/libcusafe_rt.so" "$CUSAFE_CUDA/lib64/libcudart.so.12" "$out/"
 cp "$CUSAFE_ROOT/scripts/gpu/run-examples.sh" "$out/"
+git -C "$CUSAFE_ROOT" rev-parse HEAD > "$out/COMMIT"
