@@ -2,6 +2,12 @@
 // It registers a module pass at OptimizerLast (and as "cusafe" for opt -passes=)
 // that hands the module to Rust (cusafe_run_on_module).
 #include "llvm-c/Types.h"
+#include "llvm/Analysis/AssumptionCache.h"
+#include "llvm/Analysis/LoopInfo.h"
+#include "llvm/Analysis/ScalarEvolution.h"
+#include "llvm/Analysis/ScalarEvolutionExpressions.h"
+#include "llvm/Analysis/TargetLibraryInfo.h"
+#include "llvm/IR/Dominators.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/PassManager.h"
 #include "llvm/Passes/PassBuilder.h"
@@ -10,6 +16,7 @@
 #include "llvm/IR/InstrTypes.h"
 #include "llvm/Transforms/Utils/BasicBlockUtils.h"
 #include "llvm/Transforms/Utils/Cloning.h"
+#include "llvm/Transforms/Utils/ScalarEvolutionExpander.h"
 
 extern "C" bool cusafe_run_on_module(LLVMModuleRef M);
 
@@ -66,4 +73,104 @@ extern "C" LLVMBasicBlockRef cusafe_split_before(LLVMValueRef Before) {
 extern "C" bool cusafe_inline_call(LLVMValueRef Call) {
   llvm::InlineFunctionInfo IFI;
   return llvm::InlineFunction(*llvm::unwrap<llvm::CallBase>(Call), IFI).isSuccess();
+}
+
+// ---- Loop ranges: what a whole loop's accesses through one pointer cover ----------
+//
+// ScalarEvolution and its expander have no C API. An access that runs on every trip of
+// its loop, through an affine address {start,+,step} with a computable trip count,
+// touches exactly [lo, lo + span) over the loop; the pass checks that once in the
+// preheader instead of once per trip (elim.rs decides, check.rs emits).
+
+namespace {
+struct LoopRanges {
+  llvm::DominatorTree DT;
+  llvm::LoopInfo LI;
+  llvm::TargetLibraryInfoImpl TLII;
+  llvm::TargetLibraryInfo TLI;
+  llvm::AssumptionCache AC;
+  llvm::ScalarEvolution SE;
+  explicit LoopRanges(llvm::Function &F)
+      : DT(F), LI(DT), TLII(llvm::Triple(F.getParent()->getTargetTriple())), TLI(TLII, &F),
+        AC(F), SE(F, TLI, AC, DT, LI) {}
+};
+
+// No calls but intrinsics, no inline asm: nothing in the loop can stop the thread
+// before a later trip's access.
+bool onlyIntrinsicCalls(const llvm::Loop &L) {
+  for (const llvm::BasicBlock *BB : L.blocks())
+    for (const llvm::Instruction &I : *BB)
+      if (const auto *CB = llvm::dyn_cast<llvm::CallBase>(&I)) {
+        const llvm::Function *F = CB->getCalledFunction();
+        if (CB->isInlineAsm() || !F || !F->isIntrinsic())
+          return false;
+      }
+  return true;
+}
+
+// Block BB runs on every trip: it dominates every latch and every exiting block.
+bool everyTrip(const LoopRanges &S, const llvm::Loop &L, const llvm::BasicBlock *BB) {
+  llvm::SmallVector<llvm::BasicBlock *, 4> Blocks;
+  L.getExitingBlocks(Blocks);
+  L.getLoopLatches(Blocks);
+  for (const llvm::BasicBlock *B : Blocks)
+    if (!S.DT.dominates(BB, B))
+      return false;
+  return true;
+}
+} // namespace
+
+extern "C" void *cusafe_loop_ranges_new(LLVMValueRef F) {
+  return new LoopRanges(*llvm::unwrap<llvm::Function>(F));
+}
+
+extern "C" void cusafe_loop_ranges_free(void *S) { delete static_cast<LoopRanges *>(S); }
+
+// For the access `Inst` of `[Ptr - Below, Ptr + Len)`, derived from `Root`: when its innermost
+// loop has a preheader, a computable trip count and only intrinsic calls, the access
+// runs on every trip and `Ptr` is affine in the loop with a constant step (and `Root`
+// is defined outside it), expands in the preheader the lowest address `*Lo` (of
+// `Ptr`'s type) and the byte length `*Span` (i64) the loop's accesses cover, sets
+// `*At` to the preheader's terminator and returns true.
+extern "C" bool cusafe_loop_range(void *P, LLVMValueRef Inst, LLVMValueRef Ptr,
+                                  LLVMValueRef Root, uint64_t Below, uint64_t Len,
+                                  LLVMValueRef *Lo,
+                                  LLVMValueRef *Span, LLVMValueRef *At) {
+  auto &S = *static_cast<LoopRanges *>(P);
+  auto *I = llvm::unwrap<llvm::Instruction>(Inst);
+  llvm::Loop *L = S.LI.getLoopFor(I->getParent());
+  if (!L)
+    return false;
+  llvm::BasicBlock *Pre = L->getLoopPreheader();
+  if (!Pre || !L->isLoopInvariant(llvm::unwrap(Root)) || !onlyIntrinsicCalls(*L) ||
+      !everyTrip(S, *L, I->getParent()))
+    return false;
+  const llvm::DataLayout &DL = I->getModule()->getDataLayout();
+  if (DL.getIndexTypeSizeInBits(llvm::unwrap(Ptr)->getType()) != 64)
+    return false;
+  const llvm::SCEV *Trips = S.SE.getBackedgeTakenCount(L);
+  if (llvm::isa<llvm::SCEVCouldNotCompute>(Trips))
+    return false;
+  const auto *AR = llvm::dyn_cast<llvm::SCEVAddRecExpr>(S.SE.getSCEV(llvm::unwrap(Ptr)));
+  if (!AR || AR->getLoop() != L || !AR->isAffine())
+    return false;
+  const auto *Step = llvm::dyn_cast<llvm::SCEVConstant>(AR->getStepRecurrence(S.SE));
+  if (!Step || Step->getAPInt().getSignificantBits() > 32)
+    return false;
+  llvm::Type *I64 = llvm::Type::getInt64Ty(I->getContext());
+  const llvm::SCEV *Last = AR->evaluateAtIteration(Trips, S.SE);
+  const llvm::SCEV *LoS = S.SE.getAddExpr(Step->getAPInt().isNegative() ? Last : AR->getStart(),
+                                          S.SE.getConstant(I64, -Below, /*isSigned=*/true));
+  const llvm::SCEV *SpanS = S.SE.getAddExpr(
+      S.SE.getMulExpr(S.SE.getTruncateOrZeroExtend(Trips, I64),
+                      S.SE.getConstant(I64, Step->getAPInt().abs().getZExtValue())),
+      S.SE.getConstant(I64, Below + Len));
+  llvm::Instruction *T = Pre->getTerminator();
+  llvm::SCEVExpander Exp(S.SE, DL, "cusafe.loop");
+  if (!Exp.isSafeToExpandAt(LoS, T) || !Exp.isSafeToExpandAt(SpanS, T))
+    return false;
+  *Lo = llvm::wrap(Exp.expandCodeFor(LoS, llvm::unwrap(Ptr)->getType(), T));
+  *Span = llvm::wrap(Exp.expandCodeFor(SpanS, I64, T));
+  *At = llvm::wrap(T);
+  return true;
 }

@@ -23,7 +23,7 @@
 
 use crate::classify::{may_be_pseudo, ObjSize, Object};
 use crate::collect::{Access, Len, Range, Target};
-use crate::elim::{Anchor, Group, Plan, RangePlan};
+use crate::elim::{Anchor, Group, LoopCheck, Plan, RangePlan};
 use crate::ir::{addr_space, Ir, AS_GLOBAL};
 use crate::sites::Sites;
 use cusafe_format::block::{class_shift, PREFIX};
@@ -193,6 +193,30 @@ impl Checker {
                 LLVMAddIncoming(phi, vals.as_mut_ptr(), bbs.as_mut_ptr(), vals.len() as u32);
             }
         }
+    }
+
+    /// Emits the check of a loop range (`elim::LoopCheck`) before the preheader's
+    /// terminator; a report names the access's site. The loop runs either way (recover
+    /// mode does not skip the accesses of a loop whose range failed).
+    pub fn emit_loop_check(
+        &self,
+        ir: &Ir,
+        sites: &mut Sites,
+        replaced: &Replaced,
+        func: LLVMValueRef,
+        accesses: &[Access],
+        lc: &LoopCheck,
+    ) {
+        let r = Range {
+            root: resolve(replaced, lc.range.root),
+            ..lc.range.clone()
+        };
+        ir.at(lc.at);
+        let (v, len) = self.verdict(ir, &RootParts::new(), &r, None);
+        let term = ir.split_if_then(v.bad, lc.at);
+        ir.at(term);
+        let inst = accesses[lc.access].inst;
+        self.cold_call(ir, sites, func, inst, &r, lc.range.root, &v, len);
     }
 
     /// The verdict on range `r` at the builder's position (the heap root half from

@@ -16,6 +16,12 @@
 //!   loaded once, and only when the program is about to make the access. No check is
 //!   moved out of its block, so nothing is reported that the program would not do.
 //!
+//! * **Loop ranges**: an access that runs on every trip of a loop with a computable
+//!   trip count, through an address affine in the loop (`loops`, the shim's scalar
+//!   evolution), is checked once in the preheader for the whole range `[lo, lo + span)`
+//!   its trips cover, and not in the loop. The preheader runs only when the loop is
+//!   entered, and then every trip's access runs (the loop calls nothing that could stop
+//!   the thread), so the range is exactly what the program will touch.
 //! * **Neighbouring**: checked ranges in one block with the same root and the same
 //!   base plus constant offsets (`a[i-1]`, `a[i]`, `a[i+1]`; an unrolled loop body),
 //!   with no call between them, get one check of their union `[lo, hi)` before the
@@ -30,6 +36,8 @@ use crate::base::{decompose, Base};
 use crate::collect::{Access, Len, Range, Target};
 use crate::dom::Cfg;
 use crate::ir::{callee, is_intrinsic, opcode, Ir};
+use crate::loops::LoopRanges;
+use cusafe_format::report::ACCESS_RANGE;
 use llvm_sys::core::*;
 use llvm_sys::prelude::*;
 use llvm_sys::LLVMOpcode;
@@ -72,6 +80,17 @@ pub struct Group {
     pub hi: i64,
 }
 
+/// The check of the range an access covers over all trips of its loop.
+#[derive(Debug)]
+pub struct LoopCheck {
+    /// The access (index into the accesses): its site names the report.
+    pub access: usize,
+    /// The whole range: from the lowest address, a run-time length, `ACCESS_RANGE` set.
+    pub range: Range,
+    /// Emitted right before this instruction (the loop preheader's terminator).
+    pub at: LLVMValueRef,
+}
+
 /// The plan for a function: per access (in the order given), per range.
 #[derive(Debug, Default)]
 pub struct Plan {
@@ -89,6 +108,8 @@ pub struct Plan {
     pub groups: Vec<Group>,
     /// Ranges covered by a group's check (members after the first).
     pub merged: u32,
+    /// Ranges checked once for their whole loop, in its preheader.
+    pub loop_checks: Vec<LoopCheck>,
 }
 
 /// Whether check elimination is on (`CUSAFE_PASS_OPT` unset or not "0").
@@ -312,8 +333,56 @@ pub fn plan(ir: &Ir, cfg: &Cfg, accesses: &[Access], scoped: bool, on: bool) -> 
     }
     plan.order = order;
     if !scoped {
-        // A scope can end between two neighbours; the group checks both at the first.
+        // A scope can end between two neighbours or two trips: every access then keeps
+        // its own check.
         group_neighbours(ir, cfg, accesses, &mut plan);
+        hoist_loop_ranges(accesses, &mut plan);
     }
     plan
+}
+
+/// Moves checks (single ranges and neighbouring groups) whose loop range is known out
+/// of their loop: one check of the whole range in the preheader instead.
+fn hoist_loop_ranges(accesses: &[Access], plan: &mut Plan) {
+    let Some(first) = accesses.first() else {
+        return;
+    };
+    let loops =
+        LoopRanges::new(unsafe { LLVMGetBasicBlockParent(LLVMGetInstructionParent(first.inst)) });
+    for &i in &plan.order {
+        for (k, r) in accesses[i].ranges.iter().enumerate() {
+            // Per trip: the range itself, or its group's union around it.
+            let (below, len) = match (plan.plans[i][k], r.len) {
+                (RangePlan::Check(_), Len::Const(len)) => (0, len),
+                (RangePlan::Leader(_, g), _) => {
+                    let group = &plan.groups[g];
+                    let off = group.members[0].2;
+                    ((off - group.lo) as u64, (group.hi - off) as u64)
+                }
+                _ => continue,
+            };
+            let Some(lr) = loops.range(accesses[i].inst, r, below, len) else {
+                continue;
+            };
+            // The check that used an anchor's root half is gone from the loop.
+            if let RangePlan::Check(Some(a)) | RangePlan::Leader(Some(a), _) = plan.plans[i][k] {
+                if a.hoisted {
+                    plan.hoisted -= 1;
+                } else if a.before != accesses[i].inst {
+                    plan.shared -= 1;
+                }
+            }
+            plan.plans[i][k] = RangePlan::Covered;
+            plan.loop_checks.push(LoopCheck {
+                access: i,
+                range: Range {
+                    addr: lr.lo,
+                    len: Len::Value(lr.span),
+                    flags: r.flags | ACCESS_RANGE,
+                    ..r.clone()
+                },
+                at: lr.at,
+            });
+        }
+    }
 }

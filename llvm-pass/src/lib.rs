@@ -21,6 +21,7 @@ mod elim;
 mod ir;
 mod kernels;
 mod locals;
+mod loops;
 mod plugin;
 mod shared;
 mod sites;
@@ -116,6 +117,9 @@ fn instrument_module(ir: &Ir) -> Result<(), String> {
                 i,
                 &plan,
             );
+        }
+        for lc in &plan.loop_checks {
+            checker.emit_loop_check(ir, &mut sites, &replaced, f, &found.accesses, lc);
         }
         if want_stats {
             let s = stats::Stats::of(&found, escapes.len(), &plan);

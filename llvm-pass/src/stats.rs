@@ -33,6 +33,9 @@ pub struct Stats {
     pub shared: u32,
     /// Ranges covered by a neighbouring group's one check.
     pub merged: u32,
+    /// Ranges checked once per loop, in its preheader (counted in the checks, not in
+    /// the loop).
+    pub loop_ranges: u32,
 }
 
 impl Stats {
@@ -45,6 +48,7 @@ impl Stats {
             hoisted: plan.hoisted,
             shared: plan.shared,
             merged: plan.merged,
+            loop_ranges: plan.loop_checks.len() as u32,
             proven: found.proven,
             unknown: found.unknown,
             unknown_intrinsics: found.unknown_intrinsics,
@@ -81,14 +85,14 @@ impl Stats {
 
     /// Checks emitted.
     pub fn checks(&self) -> u32 {
-        self.loads + self.stores + self.atomics + self.ranges
+        self.loads + self.stores + self.atomics + self.ranges + self.loop_ranges
     }
 
     /// The stats line for function `name` (`kind` is "kernel" or "device function").
     pub fn line(&self, kind: &str, name: &str) -> String {
         format!(
-            "cusafe: {kind} {name}: {} checks ({} loads, {} stores, {} atomics, {} ranges; {} against known objects), {} arithmetic rules, {} proven in bounds, {} removed (dominated), {} merged (neighbouring), {} hoisted (loop header loads), {} header loads shared, {} unchecked (constant address or unknown size), {} intrinsic accesses unchecked",
-            self.checks(), self.loads, self.stores, self.atomics, self.ranges, self.objects, self.arith, self.proven, self.removed, self.merged, self.hoisted, self.shared, self.unknown, self.unknown_intrinsics
+            "cusafe: {kind} {name}: {} checks ({} loads, {} stores, {} atomics, {} ranges; {} against known objects), {} arithmetic rules, {} proven in bounds, {} removed (dominated), {} merged (neighbouring), {} loop ranges (one check per loop, in the preheader), {} hoisted (loop header loads), {} header loads shared, {} unchecked (constant address or unknown size), {} intrinsic accesses unchecked",
+            self.checks(), self.loads, self.stores, self.atomics, self.ranges, self.objects, self.arith, self.proven, self.removed, self.merged, self.loop_ranges, self.hoisted, self.shared, self.unknown, self.unknown_intrinsics
         )
     }
 }

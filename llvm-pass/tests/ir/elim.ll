@@ -28,8 +28,8 @@ target triple = "nvptx64-nvidia-cuda"
 ; CHECK-NOT: call i32 @__cusafe_fail(
 ; CHECK: store float
 ; CHECK: load double
-; STATS: kernel recurring: 1 checks {{.*}} 1 removed (dominated), 1 merged (neighbouring), 0 hoisted (loop header loads), 1 header loads shared
-; NOELIM: kernel recurring: 3 checks {{.*}} 0 removed (dominated), 0 merged (neighbouring), 0 hoisted (loop header loads), 0 header loads shared
+; STATS: kernel recurring: 1 checks {{.*}} 1 removed (dominated), 1 merged (neighbouring), 0 loop ranges (one check per loop, in the preheader), 0 hoisted (loop header loads), 1 header loads shared
+; NOELIM: kernel recurring: 3 checks {{.*}} 0 removed (dominated), 0 merged (neighbouring), 0 loop ranges (one check per loop, in the preheader), 0 hoisted (loop header loads), 0 header loads shared
 define void @recurring(ptr %a, i64 %i) {
   %p = getelementptr inbounds float, ptr %a, i64 %i
   %v = load float, ptr %p, align 4
@@ -65,6 +65,8 @@ define void @shared(ptr %a, i64 %i, i64 %j) {
   ret void
 }
 
+; Header loads: loops whose trip count is unknown (bounded by the clock), so that the
+; whole check cannot leave them (loop-range.ll): the root half still does.
 ; CHECK-LABEL: define void @hoist(
 ; CHECK-LABEL: ph:
 ; CHECK: %cusafe.size = load i64
@@ -86,7 +88,8 @@ loop:
   %p = getelementptr inbounds float, ptr %a, i64 %i
   %v = load float, ptr %p, align 4
   %i1 = add i64 %i, 1
-  %d = icmp slt i64 %i1, %n
+  %t = call i64 @llvm.nvvm.read.ptx.sreg.clock64()
+  %d = icmp slt i64 %i1, %t
   br i1 %d, label %loop, label %exit
 exit:
   ret void
@@ -116,7 +119,8 @@ inner:
   %p = getelementptr inbounds float, ptr %a, i64 %k
   store float 0.0, ptr %p, align 4
   %i1 = add i64 %i, 1
-  %d = icmp slt i64 %i1, %n
+  %t = call i64 @llvm.nvvm.read.ptx.sreg.clock64()
+  %d = icmp slt i64 %i1, %t
   br i1 %d, label %inner, label %outer.latch
 outer.latch:
   %j1 = add i64 %j, 1
@@ -210,7 +214,7 @@ exit:
 
 ; The row pointer changes every trip (loaded in the loop): its header load stays
 ; there; the table's (rows) moves out.
-; STATS: kernel variant_root: 2 checks {{.*}} 1 hoisted (loop header loads)
+; STATS: kernel variant_root: 2 checks {{.*}} 1 loop ranges (one check per loop, in the preheader), 0 hoisted (loop header loads)
 define void @variant_root(ptr %rows, i64 %n) {
 entry:
   %c = icmp sgt i64 %n, 0
@@ -296,3 +300,5 @@ declare void @llvm.lifetime.end.p0(i64, ptr)
 !5 = !{ptr @conditional, !"kernel", i32 1}
 !6 = !{ptr @early_exit, !"kernel", i32 1}
 !7 = !{ptr @variant_root, !"kernel", i32 1}
+
+declare i64 @llvm.nvvm.read.ptx.sreg.clock64()

@@ -53,8 +53,11 @@ define void @two(i64 %i, i1 %c) {
 ; CHECK: ptrtoint ptr %arr to i64
 ; CHECK: call i32 @__cusafe_fail({{.*}}, i64 40, i32 4, ptr addrspacecast (ptr addrspace(1) @__cusafe_site.0 to ptr))
 ; CHECK: store float 1.000000e+00, ptr %q
-; The load through the loop phi: the same.
-; CHECK: call i32 @__cusafe_fail({{.*}}, i64 40, i32 4, ptr addrspacecast (ptr addrspace(1) @__cusafe_site.1 to ptr))
+; The load through the loop phi: against %arr too, for the whole loop (its trip count
+; is known) in the preheader.
+; CHECK: call i32 @__cusafe_fail({{.*}}, i64 40, i32 {{%.*}}, ptr addrspacecast (ptr addrspace(1) @__cusafe_site.{{[0-9]+}} to ptr))
+; CHECK-LABEL: walk:
+; CHECK-NOT: call
 ; CHECK: load float, ptr %w
 ; CHECK-LABEL: define void @two(
 ; CHECK: %cusafe.local

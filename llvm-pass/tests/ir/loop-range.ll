@@ -1,0 +1,172 @@
+; Loop ranges: an access that runs on every trip of a loop with a known trip count,
+; through an address affine in the loop, is checked once in the preheader for the whole
+; range its trips cover; a group of neighbours for their union. Must not fire: an
+; access on some trips only, a top-tested loop (zero trips possible after the
+; preheader), a trip count that is not computable, a loop calling a function, a root
+; defined in the loop.
+; RUN: %opt %s -o %t.ll 2>%t.stats
+; RUN: %verify %t.ll
+; RUN: FileCheck %s --check-prefix=STATS < %t.stats
+; RUN: %calls %opt %s 2>/dev/null | FileCheck %s
+; RUN: %llc %t.ll -o %t.ptx
+; RUN: %ptxas %t.ptx -o %t.cubin
+target datalayout = "e-i64:64-i128:128-v16:16-v32:32-n16:32:64"
+target triple = "nvptx64-nvidia-cuda"
+
+; n trips over a[0..n): one check of 4*n bytes from a in the preheader, none in the loop.
+; CHECK-LABEL: define void @counted(
+; CHECK-LABEL: ph:
+; CHECK: call i32 @__cusafe_fail({{.*}}, i32 {{%.*}}, ptr addrspacecast (ptr addrspace(1) @__cusafe_site.0 to ptr))
+; CHECK-LABEL: loop:
+; CHECK-NOT: call i32 @__cusafe_
+; CHECK: ret void
+; STATS: kernel counted: 1 checks (0 loads, 0 stores, 0 atomics, 0 ranges; 0 against known objects), {{.*}} 1 loop ranges
+define void @counted(ptr %a, i64 %n) {
+entry:
+  %c = icmp sgt i64 %n, 0
+  br i1 %c, label %ph, label %exit
+ph:
+  br label %loop
+loop:
+  %i = phi i64 [ 0, %ph ], [ %i1, %loop ]
+  %p = getelementptr inbounds float, ptr %a, i64 %i
+  store float 0.0, ptr %p, align 4
+  %i1 = add nuw nsw i64 %i, 1
+  %d = icmp slt i64 %i1, %n
+  br i1 %d, label %loop, label %exit
+exit:
+  ret void
+}
+
+; Downwards, and a neighbouring group (a[i], a[i+1]) of one trip: one preheader check.
+; STATS: kernel down_pairs: 1 checks {{.*}} 1 merged (neighbouring), 1 loop ranges
+define void @down_pairs(ptr %a, i64 %n) {
+entry:
+  %c = icmp sgt i64 %n, 0
+  br i1 %c, label %ph, label %exit
+ph:
+  br label %loop
+loop:
+  %i = phi i64 [ %n, %ph ], [ %i1, %loop ]
+  %p = getelementptr inbounds float, ptr %a, i64 %i
+  %q = getelementptr inbounds float, ptr %p, i64 1
+  store float 0.0, ptr %p, align 4
+  store float 1.0, ptr %q, align 4
+  %i1 = add nsw i64 %i, -1
+  %d = icmp sgt i64 %i1, 0
+  br i1 %d, label %loop, label %exit
+exit:
+  ret void
+}
+
+; Conditional access: checked in the loop.
+; STATS: kernel conditional: 1 checks {{.*}} 0 loop ranges
+define void @conditional(ptr %a, i64 %n, i64 %m) {
+entry:
+  %c = icmp sgt i64 %n, 0
+  br i1 %c, label %ph, label %exit
+ph:
+  br label %loop
+loop:
+  %i = phi i64 [ 0, %ph ], [ %i1, %latch ]
+  %odd = icmp slt i64 %i, %m
+  br i1 %odd, label %body, label %latch
+body:
+  %p = getelementptr inbounds float, ptr %a, i64 %i
+  store float 0.0, ptr %p, align 4
+  br label %latch
+latch:
+  %i1 = add nuw nsw i64 %i, 1
+  %d = icmp slt i64 %i1, %n
+  br i1 %d, label %loop, label %exit
+exit:
+  ret void
+}
+
+; Top-tested: the header exits before the access, so entering the preheader does not
+; mean the access runs (n may be 0).
+; STATS: kernel top_tested: 1 checks {{.*}} 0 loop ranges
+define void @top_tested(ptr %a, i64 %n) {
+entry:
+  br label %head
+head:
+  %i = phi i64 [ 0, %entry ], [ %i1, %body ]
+  %more = icmp slt i64 %i, %n
+  br i1 %more, label %body, label %exit
+body:
+  %p = getelementptr inbounds float, ptr %a, i64 %i
+  store float 0.0, ptr %p, align 4
+  %i1 = add nuw nsw i64 %i, 1
+  br label %head
+exit:
+  ret void
+}
+
+; Trip count unknown (a data-dependent exit): checked in the loop.
+; STATS: kernel until_zero: 1 checks {{.*}} 0 loop ranges
+define void @until_zero(ptr %a) {
+entry:
+  br label %loop
+loop:
+  %i = phi i64 [ 0, %entry ], [ %i1, %loop ]
+  %p = getelementptr inbounds float, ptr %a, i64 %i
+  %v = load float, ptr %p, align 4
+  %i1 = add nuw nsw i64 %i, 1
+  %z = fcmp oeq float %v, 0.0
+  br i1 %z, label %exit, label %loop
+exit:
+  ret void
+}
+
+; A call in the loop could stop the thread before later trips: checked in the loop.
+; STATS: kernel with_call: 1 checks {{.*}} 0 loop ranges
+define void @external() noinline {
+  ret void
+}
+define void @with_call(ptr %a, i64 %n) {
+entry:
+  %c = icmp sgt i64 %n, 0
+  br i1 %c, label %ph, label %exit
+ph:
+  br label %loop
+loop:
+  %i = phi i64 [ 0, %ph ], [ %i1, %loop ]
+  call void @external()
+  %p = getelementptr inbounds float, ptr %a, i64 %i
+  store float 0.0, ptr %p, align 4
+  %i1 = add nuw nsw i64 %i, 1
+  %d = icmp slt i64 %i1, %n
+  br i1 %d, label %loop, label %exit
+exit:
+  ret void
+}
+
+; The root is loaded on every trip (from a table checked once per loop): the access
+; through it stays in the loop.
+; STATS: kernel loop_root: 2 checks {{.*}} 1 loop ranges
+define void @loop_root(ptr %t, i64 %n) {
+entry:
+  %c = icmp sgt i64 %n, 0
+  br i1 %c, label %ph, label %exit
+ph:
+  br label %loop
+loop:
+  %i = phi i64 [ 0, %ph ], [ %i1, %loop ]
+  %s = getelementptr inbounds ptr, ptr %t, i64 %i
+  %row = load ptr, ptr %s, align 8
+  %p = getelementptr inbounds float, ptr %row, i64 %i
+  store float 0.0, ptr %p, align 4
+  %i1 = add nuw nsw i64 %i, 1
+  %d = icmp slt i64 %i1, %n
+  br i1 %d, label %loop, label %exit
+exit:
+  ret void
+}
+!nvvm.annotations = !{!0, !1, !2, !3, !4, !5, !6}
+!0 = !{ptr @counted, !"kernel", i32 1}
+!1 = !{ptr @down_pairs, !"kernel", i32 1}
+!2 = !{ptr @conditional, !"kernel", i32 1}
+!3 = !{ptr @top_tested, !"kernel", i32 1}
+!4 = !{ptr @until_zero, !"kernel", i32 1}
+!5 = !{ptr @with_call, !"kernel", i32 1}
+!6 = !{ptr @loop_root, !"kernel", i32 1}
