@@ -207,8 +207,16 @@ impl Checker {
         accesses: &[Access],
         lc: &LoopCheck,
     ) {
+        // The expansions may be the program's own values (a loaded row pointer), which
+        // recover-mode phis have replaced since.
+        let len = match lc.range.len {
+            Len::Value(v) => Len::Value(resolve(replaced, v)),
+            l => l,
+        };
         let r = Range {
             root: resolve(replaced, lc.range.root),
+            addr: resolve(replaced, lc.range.addr),
+            len,
             ..lc.range.clone()
         };
         ir.at(lc.at);

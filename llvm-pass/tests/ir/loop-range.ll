@@ -162,7 +162,7 @@ loop:
 exit:
   ret void
 }
-!nvvm.annotations = !{!0, !1, !2, !3, !4, !5, !6}
+!nvvm.annotations = !{!0, !1, !2, !3, !4, !5, !6, !7}
 !0 = !{ptr @counted, !"kernel", i32 1}
 !1 = !{ptr @down_pairs, !"kernel", i32 1}
 !2 = !{ptr @conditional, !"kernel", i32 1}
@@ -170,3 +170,26 @@ exit:
 !4 = !{ptr @until_zero, !"kernel", i32 1}
 !5 = !{ptr @with_call, !"kernel", i32 1}
 !6 = !{ptr @loop_root, !"kernel", i32 1}
+
+; The range starts at a pointer loaded (and checked) before the loop: the preheader
+; check must read it through its recover-mode phi (security-suite ok_pointer_table).
+; STATS: kernel loaded_row: 2 checks {{.*}} 1 loop ranges
+define void @loaded_row(ptr %rows, i64 %r, i64 %n) {
+entry:
+  %s = getelementptr inbounds ptr, ptr %rows, i64 %r
+  %row = load ptr, ptr %s, align 8
+  %c = icmp sgt i64 %n, 0
+  br i1 %c, label %ph, label %exit
+ph:
+  br label %loop
+loop:
+  %i = phi i64 [ 0, %ph ], [ %i1, %loop ]
+  %p = getelementptr inbounds float, ptr %row, i64 %i
+  %v = load float, ptr %p, align 4
+  %i1 = add nuw nsw i64 %i, 1
+  %d = icmp slt i64 %i1, %n
+  br i1 %d, label %loop, label %exit
+exit:
+  ret void
+}
+!7 = !{ptr @loaded_row, !"kernel", i32 1}
