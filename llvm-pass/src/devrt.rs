@@ -3,7 +3,7 @@
 //! the cold blocks that call it and drops what the module does not use.
 
 use crate::check::{FAIL_FN, SLOW_FN};
-use crate::ir::Ir;
+use crate::ir::{uses, Ir};
 use crate::shared::{SIZE_FN, START_FN};
 use llvm_sys::bit_reader::LLVMParseBitcodeInContext2;
 use llvm_sys::core::*;
@@ -63,8 +63,12 @@ pub fn link(ir: &Ir) -> Result<(), String> {
                 );
             }
         }
-        let inlined = if inline_cold() {
-            users(function(ir, FAIL_FN))
+        // Collected first: inlining removes the calls.
+        let inlined: Vec<LLVMValueRef> = if inline_cold() {
+            uses(function(ir, FAIL_FN))
+                .into_iter()
+                .map(|(call, _)| call)
+                .collect()
         } else {
             Vec::new()
         };
@@ -86,17 +90,4 @@ pub fn link(ir: &Ir) -> Result<(), String> {
 fn function(ir: &Ir, name: &str) -> LLVMValueRef {
     let name = CString::new(name).expect("no NUL");
     unsafe { LLVMGetNamedFunction(ir.module, name.as_ptr()) }
-}
-
-/// The instructions that use `v` (collected first: inlining removes them).
-fn users(v: LLVMValueRef) -> Vec<LLVMValueRef> {
-    let mut out = Vec::new();
-    unsafe {
-        let mut u = LLVMGetFirstUse(v);
-        while !u.is_null() {
-            out.push(LLVMGetUser(u));
-            u = LLVMGetNextUse(u);
-        }
-    }
-    out
 }
