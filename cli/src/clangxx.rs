@@ -34,6 +34,8 @@ use crate::shell;
 pub const DEFAULT_GPU_ARCH: &str = "sm_90";
 /// Environment variable that makes the pass plugin print a checks line per kernel.
 pub const STATS_ENV: &str = "CUSAFE_PASS_STATS";
+/// Environment variable that makes the pass build recover-mode cold paths.
+pub const RECOVER_ENV: &str = "CUSAFE_PASS_RECOVER";
 /// Symbol the runtime exports; the link asks for it so `--as-needed` cannot drop the runtime.
 pub const RT_PRESENT_SYMBOL: &str = "__cusafe_rt_present";
 
@@ -52,6 +54,10 @@ cusafe flags:
                            runtime (CUDA path, GPU arch and cudart are still added)
   --cusafe-stats           let the pass print a checks line per kernel
                            (sets CUSAFE_PASS_STATS=1 for clang)
+  --cusafe-recover         device code that can keep going after a report when run with
+                           CUSAFE_OPTIONS=halt_on_error=0 (report each site once, skip
+                           the bad access); costs registers. Without it a device report
+                           always ends the launch (sets CUSAFE_PASS_RECOVER=1 for clang)
   --cusafe-print-command   print the clang++ command line (shell-quoted) instead of
                            running it
   --help                   this text
@@ -93,6 +99,8 @@ pub struct CusafeFlags {
     pub no_instrument: bool,
     /// `--cusafe-stats`.
     pub stats: bool,
+    /// `--cusafe-recover`.
+    pub recover: bool,
     /// `--cusafe-print-command`.
     pub print_command: bool,
     /// `--help`.
@@ -221,6 +229,7 @@ impl CommandLine {
                 match ours {
                     "no-instrument" => out.flags.no_instrument = true,
                     "stats" => out.flags.stats = true,
+                    "recover" => out.flags.recover = true,
                     "print-command" => out.flags.print_command = true,
                     _ => return Err(ClangxxError::UnknownFlag(text.into_owned())),
                 }
@@ -388,11 +397,14 @@ impl CommandLine {
             }
         }
 
-        let env = if self.flags.stats {
-            vec![(STATS_ENV.to_owned(), "1".to_owned())]
-        } else {
-            Vec::new()
-        };
+        let env = [
+            (self.flags.stats, STATS_ENV),
+            (self.flags.recover, RECOVER_ENV),
+        ]
+        .into_iter()
+        .filter(|&(on, _)| on)
+        .map(|(_, name)| (name.to_owned(), "1".to_owned()))
+        .collect();
         Ok(ClangCommand { program, args, env })
     }
 }
@@ -589,8 +601,10 @@ mod tests {
             "a.cu",
             "--cusafe-stats",
             "--cusafe-print-command",
+            "--cusafe-recover",
         ]);
         assert!(c.flags.no_instrument && c.flags.stats && c.flags.print_command);
+        assert!(c.flags.recover);
         assert_eq!(c.args, vec![OsString::from("a.cu")]);
         let err = CommandLine::parse([OsString::from("--cusafe-bogus")]).unwrap_err();
         assert!(err.to_string().contains("--cusafe-bogus"));

@@ -21,9 +21,10 @@
 //! Foreign pointers (tag outside 1..=35) read a zero word from a module global instead
 //! of a header, so the fast path has one branch and no guarded load.
 
+use crate::batch::{anchor_of, Unit};
 use crate::classify::{may_be_pseudo, ObjSize, Object};
 use crate::collect::{Access, Len, Range, Target};
-use crate::elim::{Anchor, Group, LoopCheck, Plan, RangePlan};
+use crate::elim::{Anchor, LoopCheck, Plan, RangePlan};
 use crate::ir::{addr_space, Ir, AS_GLOBAL};
 use crate::sites::Sites;
 use cusafe_format::block::{class_shift, PREFIX};
@@ -33,6 +34,7 @@ use llvm_sys::core::*;
 use llvm_sys::debuginfo::{LLVMInstructionGetDebugLoc, LLVMInstructionSetDebugLoc};
 use llvm_sys::prelude::*;
 use llvm_sys::{LLVMIntPredicate, LLVMLinkage, LLVMTypeKind};
+use std::cell::RefCell;
 use std::collections::HashMap;
 
 /// Root halves of heap checks already built, by where they were built.
@@ -58,19 +60,48 @@ fn resolve(replaced: &Replaced, v: LLVMValueRef) -> LLVMValueRef {
 /// pseudo-pointer checks and reports; a non-zero result means "skip the access".
 pub const SLOW_FN: &str = "__cusafe_slow";
 
-/// The device runtime's inlined cold path for roots that are no pseudo-pointer: it
-/// reports; its result (always non-zero) means "skip the access".
+/// The device runtime's cold path for roots that are no pseudo-pointer in recover-mode
+/// builds, inlined: it reports; its result (always non-zero) means "skip the access".
 pub const FAIL_FN: &str = "__cusafe_fail";
+
+/// The device runtime's cold path for roots that are no pseudo-pointer in trap-mode
+/// builds (the default): an out-of-line call that reports and never returns.
+pub const TRAP_FN: &str = "__cusafe_trap";
+
+/// The global through which trap-mode cold paths call [`TRAP_FN`].
+pub const TRAP_SLOT: &std::ffi::CStr = c"__cusafe_trap_slot";
+
+/// Whether the build keeps going after a device report (`CUSAFE_PASS_RECOVER=1`, set by
+/// `cusafe-clang++ --cusafe-recover`): cold paths that return and skip the access.
+pub fn recover_build() -> bool {
+    std::env::var_os("CUSAFE_PASS_RECOVER").is_some_and(|v| v != "0")
+}
 
 /// Module-level things every check uses.
 pub struct Checker {
     report_ty: LLVMTypeRef,
     slow_fn: LLVMValueRef,
     fail_fn: LLVMValueRef,
+    trap_ty: LLVMTypeRef,
+    trap_fn: LLVMValueRef,
+    /// A global holding [`TRAP_FN`]'s address, in trap-mode builds: calls go through it
+    /// (see `cold_call`).
+    trap_slot: Option<LLVMValueRef>,
     no_header: LLVMValueRef,
     /// Whether the module makes pseudo-pointers (escaping locals or `__shared__` arrays).
     pseudo: bool,
     kernels: Vec<LLVMValueRef>,
+    /// Builds the bounds of [`Checker::bound`] next to their window, wherever the main
+    /// builder is.
+    aux: LLVMBuilderRef,
+    /// Bounds built so far, by window size value and access length.
+    bounds: RefCell<HashMap<(LLVMValueRef, u64), LLVMValueRef>>,
+}
+
+impl Drop for Checker {
+    fn drop(&mut self) {
+        unsafe { LLVMDisposeBuilder(self.aux) };
+    }
 }
 
 impl Checker {
@@ -82,11 +113,13 @@ impl Checker {
             // out the rest; every argument is a register live at the call.
             let mut params = [ir.i64, ir.i64, ir.i64, ir.i32, ir.ptr];
             let report_ty = LLVMFunctionType(ir.i32, params.as_mut_ptr(), params.len() as u32, 0);
-            let declare = |name: &str| {
+            let void = LLVMVoidTypeInContext(ir.ctx);
+            let trap_ty = LLVMFunctionType(void, params.as_mut_ptr(), params.len() as u32, 0);
+            let declare = |name: &str, ty: LLVMTypeRef| {
                 let fname = std::ffi::CString::new(name).expect("no NUL");
                 let f = LLVMGetNamedFunction(ir.module, fname.as_ptr());
                 if f.is_null() {
-                    LLVMAddFunction(ir.module, fname.as_ptr(), report_ty)
+                    LLVMAddFunction(ir.module, fname.as_ptr(), ty)
                 } else {
                     f
                 }
@@ -99,13 +132,26 @@ impl Checker {
             );
             LLVMSetInitializer(no_header, ir.c64(0));
             LLVMSetLinkage(no_header, LLVMLinkage::LLVMInternalLinkage);
+            let trap_fn = declare(TRAP_FN, trap_ty);
+            let trap_slot = (!recover_build()).then(|| {
+                let slot =
+                    LLVMAddGlobalInAddressSpace(ir.module, ir.ptr, TRAP_SLOT.as_ptr(), AS_GLOBAL);
+                LLVMSetInitializer(slot, trap_fn);
+                LLVMSetLinkage(slot, LLVMLinkage::LLVMInternalLinkage);
+                slot
+            });
             Checker {
                 report_ty,
-                slow_fn: declare(SLOW_FN),
-                fail_fn: declare(FAIL_FN),
+                slow_fn: declare(SLOW_FN, report_ty),
+                fail_fn: declare(FAIL_FN, report_ty),
+                trap_ty,
+                trap_fn,
+                trap_slot,
                 no_header,
                 pseudo,
                 kernels: kernels.to_vec(),
+                aux: LLVMCreateBuilderInContext(ir.ctx),
+                bounds: RefCell::new(HashMap::new()),
             }
         }
     }
@@ -128,30 +174,50 @@ impl Checker {
     ) {
         let acc = &accesses[index];
         let plans = &plan.plans[index];
+        // The checks this access emits, each a batch: a batch's first range emits the
+        // whole batch; a single check and a neighbouring group (not batched) are their
+        // own. Ranges another access's check covers emit nothing here.
+        let emits: Vec<(usize, &[Unit])> = plans
+            .iter()
+            .enumerate()
+            .filter_map(|(k, p)| match *p {
+                RangePlan::Batched(b) => {
+                    let units = &plan.batches[b].units;
+                    (units[0].0 == index && units[0].1 == k).then_some((k, &units[..]))
+                }
+                RangePlan::Check(_) | RangePlan::Leader(..) => Some((k, &[][..])),
+                RangePlan::Member | RangePlan::Covered => None,
+            })
+            .collect();
         // Root halves first, before any of this access's checks: a skip edge from one
         // range's cold block jumps past the code of the next range's check.
-        for plan in plans {
-            if let RangePlan::Check(Some(a)) | RangePlan::Leader(Some(a), _) = *plan {
-                parts.entry(a).or_insert_with(|| {
-                    ir.at(a.before);
-                    self.root_part(ir, resolve(replaced, a.root))
-                });
-            }
+        let own: Vec<RangePlan> = plans.to_vec();
+        let anchors = emits
+            .iter()
+            .flat_map(|&(k, units)| match units {
+                [] => vec![own[k]],
+                _ => units.iter().map(|u| u.2).collect(),
+            })
+            .filter_map(anchor_of);
+        for a in anchors {
+            parts.entry(a).or_insert_with(|| {
+                ir.at(a.before);
+                self.root_part(ir, resolve(replaced, a.root))
+            });
         }
         unsafe {
             let cont = ir.split_before(LLVMGetNextInstruction(acc.inst));
             let mut skipped_from = Vec::new();
-            for (r, range_plan) in acc.ranges.iter().zip(plans) {
-                let anchor = match *range_plan {
+            for (k, units) in emits {
+                let r = &acc.ranges[k];
+                let anchor = match plans[k] {
                     RangePlan::Check(anchor) => anchor,
-                    RangePlan::Leader(anchor, g) => {
-                        let group = &plan.groups[g];
-                        self.emit_group_check(
-                            ir, sites, parts, replaced, func, accesses, group, anchor,
-                        );
+                    single => {
+                        let one = [(index, k, single)];
+                        let units = if units.is_empty() { &one[..] } else { units };
+                        self.emit_batch(ir, sites, parts, replaced, func, accesses, plan, units);
                         continue;
                     }
-                    RangePlan::Member | RangePlan::Covered => continue,
                 };
                 let original_root = r.root;
                 let r = Range {
@@ -161,6 +227,7 @@ impl Checker {
                 };
                 let (slow_bb, skip) =
                     self.emit_check(ir, sites, parts, func, acc.inst, &r, original_root, anchor);
+                let Some(skip) = skip else { continue };
                 // The cold block goes on to the access, or past it when told to skip.
                 let term = LLVMGetBasicBlockTerminator(slow_bb);
                 let go_on = LLVMGetSuccessor(term, 0);
@@ -210,6 +277,10 @@ impl Checker {
         // The expansions may be the program's own values (a loaded row pointer), which
         // recover-mode phis have replaced since.
         let len = match lc.range.len {
+            // A span the expansion folded to a constant compares like a constant length.
+            Len::Value(v) if unsafe { !LLVMIsAConstantInt(v).is_null() } => {
+                Len::Const(unsafe { LLVMConstIntGetZExtValue(v) })
+            }
             Len::Value(v) => Len::Value(resolve(replaced, v)),
             l => l,
         };
@@ -255,7 +326,9 @@ impl Checker {
 
     /// The cold call reporting `v` for the access `inst` (site text and flags of `r`,
     /// `original_root`: its root before recover-mode phis replaced loads), at the
-    /// builder's position; returns "skip the access".
+    /// builder's position, which must be right before its block's terminator; returns
+    /// "skip the access", or `None` when the call never returns (trap-mode builds: the
+    /// block then ends in `unreachable`).
     #[allow(clippy::too_many_arguments)]
     fn cold_call(
         &self,
@@ -267,15 +340,15 @@ impl Checker {
         original_root: LLVMValueRef,
         v: &Verdict,
         len: LLVMValueRef,
-    ) -> LLVMValueRef {
+    ) -> Option<LLVMValueRef> {
         unsafe {
             let out_of_line = self.pseudo
                 && matches!(r.target, Target::Heap)
                 && may_be_pseudo(original_root, &self.kernels);
-            let entry = if out_of_line {
-                self.slow_fn
-            } else {
-                self.fail_fn
+            let (ty, entry) = match (out_of_line, self.trap_slot) {
+                (true, _) => (self.report_ty, self.slow_fn),
+                (false, None) => (self.report_ty, self.fail_fn),
+                (false, Some(_)) => (self.trap_ty, self.trap_fn),
             };
             let text = sites.text(ir, func, inst, &v.object);
             let mut args = [
@@ -285,10 +358,19 @@ impl Checker {
                 ir.int_cast(len, ir.i32),
                 sites.site(ir, r.flags | v.space, text),
             ];
+            // Trap-mode calls are indirect: ptxas inlines a direct call of a function
+            // and the report's registers then count in every kernel (gemm 30 -> 54);
+            // an indirect call keeps them the callee's own.
+            let callee = match self.trap_slot {
+                Some(slot) if entry == self.trap_fn => {
+                    LLVMBuildLoad2(ir.b, ir.ptr, slot, c"cusafe.trap".as_ptr())
+                }
+                _ => entry,
+            };
             let call = LLVMBuildCall2(
                 ir.b,
-                self.report_ty,
-                entry,
+                ty,
+                callee,
                 args.as_mut_ptr(),
                 args.len() as u32,
                 crate::ir::NONAME,
@@ -296,13 +378,20 @@ impl Checker {
             if let Some(loc) = debug_loc_of(inst) {
                 LLVMInstructionSetDebugLoc(call, loc);
             }
-            ir.icmp(LLVMIntPredicate::LLVMIntNE, call, ir.c32(0))
+            if entry == self.trap_fn {
+                let bb = LLVMGetInstructionParent(call);
+                LLVMInstructionEraseFromParent(LLVMGetBasicBlockTerminator(bb));
+                ir.at_end(bb);
+                LLVMBuildUnreachable(ir.b);
+                return None;
+            }
+            Some(ir.icmp(LLVMIntPredicate::LLVMIntNE, call, ir.c32(0)))
         }
     }
 
     /// Emits the check of one range before `inst` (`original_root`: see `cold_call`);
     /// returns the cold block and the value (computed there) that says whether to skip
-    /// the access.
+    /// the access (`None`: the cold block does not return).
     #[allow(clippy::too_many_arguments)]
     fn emit_check(
         &self,
@@ -314,7 +403,7 @@ impl Checker {
         r: &Range,
         original_root: LLVMValueRef,
         anchor: Option<Anchor>,
-    ) -> (LLVMBasicBlockRef, LLVMValueRef) {
+    ) -> (LLVMBasicBlockRef, Option<LLVMValueRef>) {
         ir.at(inst);
         let (v, len) = self.verdict(ir, parts, r, anchor);
         unsafe {
@@ -325,11 +414,14 @@ impl Checker {
         }
     }
 
-    /// Emits the one check of a group of neighbouring ranges before its first access
-    /// `inst`: the union `[lo, hi)` of the base; when it fails, the cold path checks
-    /// each member in program order and reports those that fail, at their own sites.
+    /// Emits the one branch of a batch (`batch`; a single neighbouring group is a batch
+    /// of one) before its first access: the or of each unit's verdict, a unit being a
+    /// range or a neighbouring group's union `[lo, hi)`. When it fails, the cold path
+    /// looks at the units in program order, and at a group's members one by one, and
+    /// reports each range that fails, at its own site. Recover mode reports and goes on:
+    /// batched accesses are not skipped.
     #[allow(clippy::too_many_arguments)]
-    fn emit_group_check(
+    fn emit_batch(
         &self,
         ir: &Ir,
         sites: &mut Sites,
@@ -337,40 +429,98 @@ impl Checker {
         replaced: &Replaced,
         func: LLVMValueRef,
         accesses: &[Access],
-        group: &Group,
-        anchor: Option<Anchor>,
+        plan: &Plan,
+        units: &[Unit],
     ) {
-        let base = group.base.map(|v| resolve(replaced, v));
-        let (li, lk, _) = group.members[0];
-        let inst = accesses[li].inst;
-        let leader = &accesses[li].ranges[lk];
-        let root = resolve(replaced, leader.root);
-        let member_range = |ir: &Ir, i: usize, k: usize, off: i64| Range {
-            addr: base.build(ir, off),
-            root,
-            ..accesses[i].ranges[k].clone()
-        };
-        ir.at(inst);
-        let union = Range {
-            len: Len::Const((group.hi - group.lo) as u64),
-            ..member_range(ir, li, lk, group.lo)
-        };
-        let (v, _) = self.verdict(ir, parts, &union, anchor);
-        // Each member's report block splits off before `term`, which stays the cold
-        // chain's last branch (back to the first access).
-        let term = ir.split_if_then(v.bad, inst);
-        for &(i, k, off) in &group.members {
-            ir.at(term);
-            let r = member_range(ir, i, k, off);
-            let (mv, len) = self.verdict(ir, parts, &r, anchor);
-            let report = ir.split_if_then(mv.bad, term);
-            ir.at(report);
-            // Recover mode reports and goes on: merged accesses are not skipped.
-            self.cold_call(ir, sites, func, accesses[i].inst, &r, leader.root, &mv, len);
+        let inst = accesses[units[0].0].inst;
+        // Per unit: its range (the union for a group) and its root half.
+        let mut verdicts = Vec::new();
+        let mut bad = None;
+        for &(i, k, p) in units {
+            ir.at(inst);
+            let r = &accesses[i].ranges[k];
+            let (range, group) = match p {
+                RangePlan::Leader(_, g) => {
+                    let group = &plan.groups[g];
+                    let base = group.base.map(|v| resolve(replaced, v));
+                    let range = Range {
+                        addr: base.build(ir, group.lo),
+                        root: resolve(replaced, r.root),
+                        len: Len::Const((group.hi - group.lo) as u64),
+                        ..r.clone()
+                    };
+                    (range, Some((group, base)))
+                }
+                _ => {
+                    let range = Range {
+                        addr: resolve(replaced, r.addr),
+                        root: resolve(replaced, r.root),
+                        ..r.clone()
+                    };
+                    (range, None)
+                }
+            };
+            let anchor = anchor_of(p);
+            let (v, _) = self.verdict(ir, parts, &range, anchor);
+            bad = Some(match bad {
+                Some(b) => ir.or(b, v.bad),
+                None => v.bad,
+            });
+            verdicts.push((i, k, range, group, anchor));
+        }
+        let Some(bad) = bad else { return };
+        // Each report block splits off before `term`, which stays the cold chain's last
+        // branch (back to the first access).
+        let term = ir.split_if_then(bad, inst);
+        for (i, k, range, group, anchor) in verdicts {
+            // Its root before recover-mode phis replaced loads (see `cold_call`).
+            let original_root = accesses[i].ranges[k].root;
+            // The cold path computes its verdicts again, so the fast path keeps only the
+            // or live (one predicate, not one per unit).
+            let Some((group, base)) = group else {
+                ir.at(term);
+                let (v, len) = self.verdict(ir, parts, &range, anchor);
+                let report = ir.split_if_then(v.bad, term);
+                ir.at(report);
+                self.cold_call(
+                    ir,
+                    sites,
+                    func,
+                    accesses[i].inst,
+                    &range,
+                    original_root,
+                    &v,
+                    len,
+                );
+                continue;
+            };
+            for &(mi, mk, off) in &group.members {
+                ir.at(term);
+                let r = Range {
+                    addr: base.build(ir, off),
+                    root: range.root,
+                    ..accesses[mi].ranges[mk].clone()
+                };
+                let (mv, len) = self.verdict(ir, parts, &r, anchor);
+                let report = ir.split_if_then(mv.bad, term);
+                ir.at(report);
+                self.cold_call(
+                    ir,
+                    sites,
+                    func,
+                    accesses[mi].inst,
+                    &r,
+                    original_root,
+                    &mv,
+                    len,
+                );
+            }
         }
     }
 
-    /// `end <=u size & end >=u len` (or a zero run-time length): the range fits.
+    /// Whether the range `r` at offset `off` fits a window of `size` bytes. A constant
+    /// length `len` >= 1 takes one compare, `off <u bound(size, len)`; otherwise
+    /// `end <=u size & end >=u len` with `end = off + len` (or a zero run-time length).
     fn fits(
         &self,
         ir: &Ir,
@@ -380,6 +530,9 @@ impl Checker {
         len: LLVMValueRef,
     ) -> LLVMValueRef {
         use LLVMIntPredicate::*;
+        if let Len::Const(n @ 1..) = r.len {
+            return ir.icmp(LLVMIntULT, off, self.bound(ir, size, n));
+        }
         let end = ir.add(off, len);
         let inside = ir.and(
             ir.icmp(LLVMIntULE, end, size),
@@ -388,6 +541,43 @@ impl Checker {
         match r.len {
             Len::Const(_) => inside,
             Len::Value(_) => ir.or(inside, ir.icmp(LLVMIntEQ, len, ir.c64(0))),
+        }
+    }
+
+    /// `size - (len - 1)`, or 0 when `size < len - 1`: the offsets below it are those
+    /// where `len` bytes fit in `size` (none when the bound is 0, as for a freed block's
+    /// zero header or a poisoned root's zero limit). Built once per window and length,
+    /// right after the window's size (a constant folds), so a hoisted root half hoists
+    /// its bounds too.
+    fn bound(&self, ir: &Ir, size: LLVMValueRef, len: u64) -> LLVMValueRef {
+        use LLVMIntPredicate::*;
+        let key = (size, len);
+        if let Some(&b) = self.bounds.borrow().get(&key) {
+            return b;
+        }
+        unsafe {
+            let ty = LLVMTypeOf(size);
+            let k = LLVMConstInt(ty, len - 1, 0);
+            let b = if !LLVMIsAConstantInt(size).is_null() {
+                // An object's size: fold.
+                let n = LLVMConstIntGetZExtValue(size);
+                LLVMConstInt(ty, n.saturating_sub(len - 1), 0)
+            } else {
+                // Right after the size's definition (an instruction), or at the entry.
+                let at = self.aux;
+                if LLVMIsAInstruction(size).is_null() {
+                    let func = LLVMGetBasicBlockParent(LLVMGetInsertBlock(ir.b));
+                    let entry = LLVMGetEntryBasicBlock(func);
+                    LLVMPositionBuilderBefore(at, LLVMGetFirstInstruction(entry));
+                } else {
+                    LLVMPositionBuilderBefore(at, LLVMGetNextInstruction(size));
+                }
+                let ge = LLVMBuildICmp(at, LLVMIntUGE, size, k, crate::ir::NONAME);
+                let rest = LLVMBuildSub(at, size, k, crate::ir::NONAME);
+                LLVMBuildSelect(at, ge, rest, LLVMConstNull(ty), c"cusafe.bound".as_ptr())
+            };
+            self.bounds.borrow_mut().insert(key, b);
+            b
         }
     }
 

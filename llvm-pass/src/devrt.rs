@@ -2,7 +2,7 @@
 //! time and embedded here) into an instrumented module, inlines its `__cusafe_fail` into
 //! the cold blocks that call it and drops what the module does not use.
 
-use crate::check::{FAIL_FN, SLOW_FN};
+use crate::check::{FAIL_FN, SLOW_FN, TRAP_FN, TRAP_SLOT};
 use crate::ir::{uses, Ir};
 use crate::shared::{SIZE_FN, START_FN};
 use llvm_sys::bit_reader::LLVMParseBitcodeInContext2;
@@ -18,7 +18,14 @@ static RUNTIME_BC: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/cusafe_rt.b
 const FOREIGN_ATTRS: [&str; 2] = ["target-cpu", "target-features"];
 
 /// The runtime's entry points, callers before callees.
-const ENTRIES: [&str; 5] = [FAIL_FN, SLOW_FN, "__cusafe_report", START_FN, SIZE_FN];
+const ENTRIES: [&str; 6] = [
+    FAIL_FN,
+    TRAP_FN,
+    SLOW_FN,
+    "__cusafe_report",
+    START_FN,
+    SIZE_FN,
+];
 
 /// Whether calls of [`FAIL_FN`] are inlined (`CUSAFE_PASS_INLINE_COLD` unset or not
 /// "0"; the IR tests turn it off to read the cold calls' arguments).
@@ -76,6 +83,11 @@ pub fn link(ir: &Ir) -> Result<(), String> {
             if !ir.inline_call(call) {
                 return Err(format!("LLVM could not inline {FAIL_FN}"));
             }
+        }
+        // A trap slot no cold path loads would keep the trap entry alive.
+        let slot = LLVMGetNamedGlobal(ir.module, TRAP_SLOT.as_ptr());
+        if !slot.is_null() && LLVMGetFirstUse(slot).is_null() {
+            LLVMDeleteGlobal(slot);
         }
         for entry in ENTRIES {
             let f = function(ir, entry);

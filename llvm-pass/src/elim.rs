@@ -33,6 +33,7 @@
 //! `CUSAFE_PASS_OPT=0` turns all of it off (the perf suite's ablation build).
 
 use crate::base::{decompose, Base};
+use crate::batch::Batch;
 use crate::collect::{Access, Len, Range, Target};
 use crate::dom::Cfg;
 use crate::ir::{callee, is_intrinsic, opcode, Ir};
@@ -65,6 +66,8 @@ pub enum RangePlan {
     Member,
     /// A dominating check already covers it.
     Covered,
+    /// One of the checks of a batch (`plan.batches[..]`), emitted with the batch's first.
+    Batched(usize),
 }
 
 /// Neighbouring ranges checked as one.
@@ -110,6 +113,10 @@ pub struct Plan {
     pub merged: u32,
     /// Ranges checked once for their whole loop, in its preheader.
     pub loop_checks: Vec<LoopCheck>,
+    /// Checks of one block sharing one branch (`batch`).
+    pub batches: Vec<Batch>,
+    /// Branches saved by batches (checks after each batch's first).
+    pub batched: u32,
 }
 
 /// Whether check elimination is on (`CUSAFE_PASS_OPT` unset or not "0").
@@ -165,12 +172,13 @@ fn hoist_target(cfg: &Cfg, b: usize, root: LLVMValueRef) -> Option<LLVMValueRef>
     target
 }
 
-/// Whether a call that may not return (anything but an intrinsic) lies strictly
-/// between `from` and `to` (same block, `from` first).
-fn call_between(from: LLVMValueRef, to: LLVMValueRef) -> bool {
+/// Whether a call that may not return (anything but an intrinsic, or a trap) lies
+/// strictly between `from` and `to` (same block, `from` first).
+pub fn call_between(from: LLVMValueRef, to: LLVMValueRef) -> bool {
     let mut i = unsafe { LLVMGetNextInstruction(from) };
     while !i.is_null() && i != to {
-        if opcode(i) == Some(LLVMOpcode::LLVMCall) && !callee(i).is_some_and(is_intrinsic) {
+        let stops = |f: LLVMValueRef| !is_intrinsic(f) || crate::ir::name(f).contains("trap");
+        if opcode(i) == Some(LLVMOpcode::LLVMCall) && callee(i).is_none_or(stops) {
             return true;
         }
         i = unsafe { LLVMGetNextInstruction(i) };
@@ -337,6 +345,7 @@ pub fn plan(ir: &Ir, cfg: &Cfg, accesses: &[Access], scoped: bool, on: bool) -> 
         // its own check.
         group_neighbours(ir, cfg, accesses, &mut plan);
         hoist_loop_ranges(accesses, &mut plan);
+        crate::batch::form(ir, cfg, accesses, &mut plan);
     }
     plan
 }

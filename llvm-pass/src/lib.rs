@@ -12,6 +12,7 @@
 
 mod arith;
 mod base;
+mod batch;
 mod check;
 mod classify;
 mod collect;

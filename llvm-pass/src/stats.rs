@@ -36,6 +36,8 @@ pub struct Stats {
     /// Ranges checked once per loop, in its preheader (counted in the checks, not in
     /// the loop).
     pub loop_ranges: u32,
+    /// Checks sharing the branch of an earlier check in their block (batches).
+    pub batched: u32,
 }
 
 impl Stats {
@@ -49,6 +51,7 @@ impl Stats {
             shared: plan.shared,
             merged: plan.merged,
             loop_ranges: plan.loop_checks.len() as u32,
+            batched: plan.batched,
             proven: found.proven,
             unknown: found.unknown,
             unknown_intrinsics: found.unknown_intrinsics,
@@ -91,8 +94,8 @@ impl Stats {
     /// The stats line for function `name` (`kind` is "kernel" or "device function").
     pub fn line(&self, kind: &str, name: &str) -> String {
         format!(
-            "cusafe: {kind} {name}: {} checks ({} loads, {} stores, {} atomics, {} ranges; {} against known objects), {} arithmetic rules, {} proven in bounds, {} removed (dominated), {} merged (neighbouring), {} loop ranges (one check per loop, in the preheader), {} hoisted (loop header loads), {} header loads shared, {} unchecked (constant address or unknown size), {} intrinsic accesses unchecked",
-            self.checks(), self.loads, self.stores, self.atomics, self.ranges, self.objects, self.arith, self.proven, self.removed, self.merged, self.loop_ranges, self.hoisted, self.shared, self.unknown, self.unknown_intrinsics
+            "cusafe: {kind} {name}: {} checks ({} loads, {} stores, {} atomics, {} ranges; {} against known objects), {} arithmetic rules, {} proven in bounds, {} removed (dominated), {} merged (neighbouring), {} loop ranges (one check per loop, in the preheader), {} batched (sharing a branch), {} hoisted (loop header loads), {} header loads shared, {} unchecked (constant address or unknown size), {} intrinsic accesses unchecked",
+            self.checks(), self.loads, self.stores, self.atomics, self.ranges, self.objects, self.arith, self.proven, self.removed, self.merged, self.loop_ranges, self.batched, self.hoisted, self.shared, self.unknown, self.unknown_intrinsics
         )
     }
 }

@@ -112,6 +112,18 @@ fn stats_sets_the_pass_variable() {
 }
 
 #[test]
+fn recover_sets_the_pass_variable() {
+    let tc = FakeToolchain::new("recover");
+    let line = printed(&tc, &["--cusafe-recover", "--cusafe-stats", "-c", "k.cu"]);
+    assert!(
+        line.starts_with("CUSAFE_PASS_STATS=1 CUSAFE_PASS_RECOVER=1 "),
+        "{line}"
+    );
+    let line = printed(&tc, &["-c", "k.cu"]);
+    assert!(!line.contains("CUSAFE_PASS_RECOVER"), "{line}");
+}
+
+#[test]
 fn host_only_compile_is_passed_through_unchanged() {
     let tc = FakeToolchain::new("host");
     assert_eq!(

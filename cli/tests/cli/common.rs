@@ -14,6 +14,7 @@ pub const CUSAFE_VARS: &[&str] = &[
     "CUSAFE_RT_LIB",
     "CUSAFE_NVFATBIN",
     "CUSAFE_PASS_STATS",
+    "CUSAFE_PASS_RECOVER",
     "LD_PRELOAD",
 ];
 

@@ -1,5 +1,5 @@
 ; atomicrmw and cmpxchg are checked as atomic writes (flags 3 = write|atomic).
-; RUN: %calls %opt %s | FileCheck %s
+; RUN: %calls %opt_noelim %s | FileCheck %s
 target datalayout = "e-i64:64-i128:128-v16:16-v32:32-n16:32:64"
 target triple = "nvptx64-nvidia-cuda"
 

@@ -2,12 +2,17 @@
 ; so a check whose root may hold one calls __cusafe_slow (out of line: it finishes
 ; pseudo-pointer checks). Roots the host wrote cannot: kernel pointer arguments,
 ; pointers loaded from a kernel's by-value argument or from __constant__ memory. Their
-; checks, and object checks, get __cusafe_fail inlined into the cold block: no call,
-; the site claimed in place, the trap there.
+; checks, and object checks, call __cusafe_trap in trap-mode builds (the default): an
+; indirect call (ptxas would inline a direct one) that never returns, so the cold block
+; ends in unreachable. Recover-mode builds (--cusafe-recover) get __cusafe_fail inlined
+; into the cold block instead: no call, the site claimed in place, the trap there.
 ; RUN: %opt %s -o %t.ll
 ; RUN: %verify %t.ll
 ; RUN: FileCheck %s < %t.ll
-; RUN: %calls %opt %s | FileCheck %s --check-prefix=CALLS
+; RUN: env CUSAFE_PASS_RECOVER=1 %opt %s -o %t.rec.ll
+; RUN: %verify %t.rec.ll
+; RUN: FileCheck %s --check-prefix=RECOVER < %t.rec.ll
+; RUN: %calls %opt_noelim %s | FileCheck %s --check-prefix=CALLS
 ; RUN: %llc %t.ll -o %t.ptx
 ; RUN: %ptxas %t.ptx -o %t.cubin
 ; RUN: FileCheck %s --check-prefix=PTX < %t.ptx
@@ -62,15 +67,30 @@ define void @k(ptr %a, ptr byval(%struct.args) align 8 %s, ptr %pp, i64 %i) {
 ; CALLS: define internal {{.*}} @__cusafe_fail(
 ; CALLS: define internal {{.*}} @__cusafe_slow(
 
-; Inlined: no call of __cusafe_fail is left, nor its definition.
-; CHECK-NOT: call {{.*}} @__cusafe_fail(
+; Trap mode: calls through the slot, nothing after them; no __cusafe_fail at all.
+; CHECK-NOT: @__cusafe_fail(
 ; CHECK-LABEL: define void @k(
-; CHECK: cmpxchg ptr addrspacecast (ptr addrspace(1) @__cusafe_site.
-; CHECK: call void @llvm.trap()
+; CHECK: [[T:%cusafe.trap[0-9]*]] = load ptr, ptr addrspace(1) @__cusafe_trap_slot
+; CHECK-NEXT: call void [[T]]({{.*}}, i32 4, ptr addrspacecast (ptr addrspace(1) @__cusafe_site.1 to ptr))
+; CHECK-NEXT: unreachable
 ; CHECK: store float 1.000000e+00
-; CHECK-NOT: define {{.*}} @__cusafe_fail(
+; CHECK-NOT: @__cusafe_fail(
+; CHECK: define internal {{.*}} @__cusafe_trap(
 ; CHECK: define internal {{.*}} @__cusafe_slow(
 
+; Recover mode, inlined: no call of __cusafe_fail is left, nor its definition.
+; RECOVER-NOT: call {{.*}} @__cusafe_fail(
+; RECOVER-LABEL: define void @k(
+; RECOVER: cmpxchg ptr addrspacecast (ptr addrspace(1) @__cusafe_site.
+; RECOVER: call void @llvm.trap()
+; RECOVER: store float 1.000000e+00
+; RECOVER-NOT: define {{.*}} @__cusafe_fail(
+; RECOVER-NOT: define {{.*}} @__cusafe_trap(
+; RECOVER: define internal {{.*}} @__cusafe_slow(
+
 ; PTX-LABEL: .entry k(
-; PTX: atom.global.cas.b32
+; PTX: ld.global.u64 {{.*}}__cusafe_trap_slot
+; PTX: callseq
+; PTX: .func __cusafe_trap(
+; PTX: atom.cas.b32
 ; PTX: trap;

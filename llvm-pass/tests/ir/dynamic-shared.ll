@@ -23,6 +23,7 @@ define void @k(i64 %i) {
 ; CHECK: @__cusafe_site.0 = internal addrspace(1) global { i32, i32, ptr } { i32 0, i32 33,
 ; CHECK: [[SZ:%.*]] = call i32 asm "mov.u32 $0, %dynamic_smem_size;", "=r"()
 ; CHECK: [[SZ64:%.*]] = zext i32 [[SZ]] to i64
-; CHECK: icmp ule i64 {{%.*}}, [[SZ64]]
+; CHECK: [[BOUND:%cusafe.bound[0-9]*]] = select i1 {{%.*}}, i64 {{%.*}}, i64 0
+; CHECK: icmp ult i64 {{%.*}}, [[BOUND]]
 ; CHECK: call i32 @__cusafe_fail({{.*}}, i64 [[SZ64]], i32 4, ptr addrspacecast (ptr addrspace(1) @__cusafe_site.0 to ptr))
 ; PTX: %dynamic_smem_size

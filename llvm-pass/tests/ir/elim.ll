@@ -19,17 +19,18 @@ target triple = "nvptx64-nvidia-cuda"
 ; The load's check covers the store of the same 4 bytes; the wider load after it joins
 ; the load in one neighbouring group: one check of [0, 8), and a cold path that checks
 ; the two members (4 and 8 bytes) one by one, each at its own site.
-; CHECK: add i64 {{%.*}}, 8
+; The union's bound (8 bytes: limit - 7) and the 4-byte member's (limit - 3), both
+; built once, right after the root half:
+; CHECK-DAG: sub i64 {{%.*}}, 7
+; CHECK-DAG: sub i64 {{%.*}}, 3
 ; CHECK: br i1
-; CHECK: add i64 {{%.*}}, 4
 ; CHECK: call i32 @__cusafe_fail({{.*}}, i32 4, ptr
-; CHECK: add i64 {{%.*}}, 8
 ; CHECK: call i32 @__cusafe_fail({{.*}}, i32 8, ptr
 ; CHECK-NOT: call i32 @__cusafe_fail(
 ; CHECK: store float
 ; CHECK: load double
-; STATS: kernel recurring: 1 checks {{.*}} 1 removed (dominated), 1 merged (neighbouring), 0 loop ranges (one check per loop, in the preheader), 0 hoisted (loop header loads), 1 header loads shared
-; NOELIM: kernel recurring: 3 checks {{.*}} 0 removed (dominated), 0 merged (neighbouring), 0 loop ranges (one check per loop, in the preheader), 0 hoisted (loop header loads), 0 header loads shared
+; STATS: kernel recurring: 1 checks {{.*}} 1 removed (dominated), 1 merged (neighbouring), 0 loop ranges (one check per loop, in the preheader), 0 batched (sharing a branch), 0 hoisted (loop header loads), 1 header loads shared
+; NOELIM: kernel recurring: 3 checks {{.*}} 0 removed (dominated), 0 merged (neighbouring), 0 loop ranges (one check per loop, in the preheader), 0 batched (sharing a branch), 0 hoisted (loop header loads), 0 header loads shared
 define void @recurring(ptr %a, i64 %i) {
   %p = getelementptr inbounds float, ptr %a, i64 %i
   %v = load float, ptr %p, align 4
@@ -214,7 +215,7 @@ exit:
 
 ; The row pointer changes every trip (loaded in the loop): its header load stays
 ; there; the table's (rows) moves out.
-; STATS: kernel variant_root: 2 checks {{.*}} 1 loop ranges (one check per loop, in the preheader), 0 hoisted (loop header loads)
+; STATS: kernel variant_root: 2 checks {{.*}} 1 loop ranges (one check per loop, in the preheader), 0 batched (sharing a branch), 0 hoisted (loop header loads)
 define void @variant_root(ptr %rows, i64 %n) {
 entry:
   %c = icmp sgt i64 %n, 0
@@ -236,10 +237,13 @@ exit:
 ; Neighbours: a 3-point stencil on int indices (sext of add nsw) is one check of
 ; [a + 4(i-1), a + 4(i+1) + 4); the store through another root stays on its own.
 ; CHECK-LABEL: define void @stencil(
+; The union is 12 bytes: it fits at offsets below limit - 11.
+; CHECK: %cusafe.bound{{[0-9]*}} = select i1 {{%.*}}, i64 {{%.*}}, i64 0
 ; CHECK: [[B:%.*]] = getelementptr float, ptr %a, i64 %{{.*}}
 ; CHECK: [[LO:%.*]] = getelementptr i8, ptr [[B]], i64 -4
 ; CHECK: [[LOI:%.*]] = ptrtoint ptr [[LO]] to i64
-; CHECK: add i64 {{%.*}}, 12
+; CHECK: [[OFF:%.*]] = sub i64 [[LOI]], {{%.*}}
+; CHECK: icmp ult i64 [[OFF]], %cusafe.bound
 ; STATS: kernel stencil: 2 checks {{.*}} 2 merged (neighbouring)
 define void @stencil(ptr %a, ptr %out, i32 %i) {
   %im = add nsw i32 %i, -1

@@ -11,9 +11,10 @@ plugin = os.environ["CUSAFE_PASS_PLUGIN"]
 # %opt_noelim: check elimination off (tests of one check's shape); listed first so
 # that %opt does not match its prefix.
 config.substitutions.append(("%opt_noelim", f"env CUSAFE_PASS_OPT=0 {llvm_bin}/opt -load-pass-plugin={plugin} -passes=cusafe -S"))
-# %calls before an opt command: the cold paths stay calls (not inlined) so that tests
+# %calls before an opt command: recover-mode cold paths (`--cusafe-recover`), kept as
+# calls (not inlined) so that tests
 # can read their arguments.
-config.substitutions.append(("%calls", "env CUSAFE_PASS_INLINE_COLD=0"))
+config.substitutions.append(("%calls", "env CUSAFE_PASS_INLINE_COLD=0 CUSAFE_PASS_RECOVER=1"))
 config.substitutions.append(("%opt", f"{llvm_bin}/opt -load-pass-plugin={plugin} -passes=cusafe -S"))
 config.substitutions.append(("%llc", f"{llvm_bin}/llc -march=nvptx64 -mcpu=sm_90 -mattr=+ptx85"))
 config.substitutions.append(("%ptxas", os.environ.get("CUSAFE_PTXAS", "ptxas") + " -arch=sm_90"))

@@ -39,11 +39,15 @@ define void @k(ptr %a, i64 %i) {
 ; CHECK: [[OL:%.*]] = select i1 [[TAGGED]], i64 0, i64 -1
 ; CHECK: [[START:%.*]] = select i1 [[IN]], i64 {{%.*}}, i64 [[OS]]
 ; CHECK: [[LIMIT:%.*]] = select i1 [[IN]], i64 [[SIZE]], i64 [[OL]]
+; A 4-byte access fits at offsets below limit - 3 (0 when the window is smaller, as a
+; freed block's zero header or a poisoned root's zero limit): built once, right after.
+; CHECK-NEXT: [[GE:%.*]] = icmp uge i64 [[LIMIT]], 3
+; CHECK-NEXT: [[REST:%.*]] = sub i64 [[LIMIT]], 3
+; CHECK-NEXT: [[BOUND:%.*]] = select i1 [[GE]], i64 [[REST]], i64 0
 ; The address half, after the root half:
 ; CHECK: [[AI:%.*]] = ptrtoint ptr %p to i64
 ; CHECK: [[OFF:%.*]] = sub i64 [[AI]], [[START]]
-; CHECK: [[END:%.*]] = add i64 [[OFF]], 4
-; CHECK: icmp ule i64 [[END]], [[LIMIT]]
+; CHECK: icmp ult i64 [[OFF]], [[BOUND]]
 ; CHECK: br i1 {{%.*}}, label %[[REPORT:.*]], label %[[ACCESS:.*]], !prof [[COLD:![0-9]+]]
 ; The cold block passes what the check saw; device-rt works out the kind.
 ; CHECK: [[REPORT]]:

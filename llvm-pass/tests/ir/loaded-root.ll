@@ -1,7 +1,7 @@
 ; A pointer loaded by a checked load and then used as the root of another checked
 ; access: in recover mode the first load's value flows through a phi, and the second
 ; check must read the phi (the verifier rejects the original value there).
-; RUN: %opt %s -o %t.ll
+; RUN: env CUSAFE_PASS_RECOVER=1 %opt %s -o %t.ll
 ; RUN: %verify %t.ll
 ; RUN: FileCheck %s < %t.ll
 target datalayout = "e-i64:64-i128:128-v16:16-v32:32-n16:32:64"

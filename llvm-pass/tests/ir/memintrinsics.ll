@@ -1,6 +1,6 @@
 ; memcpy/memmove check both ranges, memset the destination; run-time lengths are
 ; widened to i64 and a zero length never reports.
-; RUN: %calls %opt %s | FileCheck %s
+; RUN: %calls %opt_noelim %s | FileCheck %s
 target datalayout = "e-i64:64-i128:128-v16:16-v32:32-n16:32:64"
 target triple = "nvptx64-nvidia-cuda"
 

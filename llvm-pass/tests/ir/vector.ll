@@ -12,7 +12,8 @@ define void @k(ptr %a, i64 %i) {
 ; Sites (format::report::SITE_*): state 0, the site's flags, its text.
 ; CHECK: @__cusafe_site.0 = internal addrspace(1) global { i32, i32, ptr } { i32 0, i32 0,
 ; CHECK: @__cusafe_site.1 = internal addrspace(1) global { i32, i32, ptr } { i32 0, i32 1,
-; CHECK: add i64 {{%.*}}, 16
+; A 16-byte access: offsets below limit - 15.
+; CHECK: sub i64 {{%.*}}, 15
 ; CHECK: call i32 @__cusafe_fail({{.*}}, i32 16, ptr addrspacecast (ptr addrspace(1) @__cusafe_site.0 to ptr))
 ; CHECK: load <4 x float>
 ; CHECK: call i32 @__cusafe_fail({{.*}}, i32 16, ptr addrspacecast (ptr addrspace(1) @__cusafe_site.1 to ptr))
