@@ -104,6 +104,16 @@ impl Runtime {
         if !records.is_empty() && self.options.halt_on_error {
             self.halt();
         }
+        if !records.is_empty()
+            && is_device_fault(err)
+            && !self.fault_noted.swap(true, Ordering::Relaxed)
+        {
+            self.sink.message(&format!(
+                "cusafe: note: the launch ended at a device report (CUDA error {err}) although \
+                 halt_on_error=0: device code built without --cusafe-recover stops at its first \
+                 report; rebuild it with `cusafe-clang++ --cusafe-recover` to keep going\n"
+            ));
+        }
     }
 
     /// The exit check: last poll, leaks, summary; exits with `exitcode` when anything
