@@ -475,45 +475,31 @@ impl Checker {
         for (i, k, range, group, anchor) in verdicts {
             // Its root before recover-mode phis replaced loads (see `cold_call`).
             let original_root = accesses[i].ranges[k].root;
-            // The cold path computes its verdicts again, so the fast path keeps only the
-            // or live (one predicate, not one per unit).
-            let Some((group, base)) = group else {
+            // The ranges to look at: the unit's own, or each member of its group. The
+            // cold path computes their verdicts again, so the fast path keeps only the or
+            // live (one predicate, not one per unit).
+            let members: Vec<(LLVMValueRef, Range)> = match group {
+                None => vec![(accesses[i].inst, range)],
+                Some((group, base)) => group
+                    .members
+                    .iter()
+                    .map(|&(mi, mk, off)| {
+                        ir.at(term);
+                        let r = Range {
+                            addr: base.build(ir, off),
+                            root: range.root,
+                            ..accesses[mi].ranges[mk].clone()
+                        };
+                        (accesses[mi].inst, r)
+                    })
+                    .collect(),
+            };
+            for (at, r) in members {
                 ir.at(term);
-                let (v, len) = self.verdict(ir, parts, &range, anchor);
+                let (v, len) = self.verdict(ir, parts, &r, anchor);
                 let report = ir.split_if_then(v.bad, term);
                 ir.at(report);
-                self.cold_call(
-                    ir,
-                    sites,
-                    func,
-                    accesses[i].inst,
-                    &range,
-                    original_root,
-                    &v,
-                    len,
-                );
-                continue;
-            };
-            for &(mi, mk, off) in &group.members {
-                ir.at(term);
-                let r = Range {
-                    addr: base.build(ir, off),
-                    root: range.root,
-                    ..accesses[mi].ranges[mk].clone()
-                };
-                let (mv, len) = self.verdict(ir, parts, &r, anchor);
-                let report = ir.split_if_then(mv.bad, term);
-                ir.at(report);
-                self.cold_call(
-                    ir,
-                    sites,
-                    func,
-                    accesses[mi].inst,
-                    &r,
-                    original_root,
-                    &mv,
-                    len,
-                );
+                self.cold_call(ir, sites, func, at, &r, original_root, &v, len);
             }
         }
     }

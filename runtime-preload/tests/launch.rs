@@ -52,6 +52,22 @@ fn recover_mode_reports_each_site_once_and_continues() {
 }
 
 #[test]
+fn recover_mode_names_the_build_flag_when_device_code_traps_anyway() {
+    let r = run(&["trap_build"], "halt_on_error=0:detect_leaks=0");
+    assert_eq!(r.stdout, "sync returned 719\n", "{r:?}");
+    assert_has(
+        &r.stderr,
+        &[
+            "ERROR: cusafe: heap-buffer-overflow",
+            "trap_build(int*, int) at vec.cu:50:9",
+            "although halt_on_error=0",
+            "rebuild it with `cusafe-clang++ --cusafe-recover`",
+        ],
+    );
+    assert!(!r.stderr.contains("came without a cusafe finding"), "{r:?}");
+}
+
+#[test]
 fn use_after_free_after_2000_reallocations() {
     let r = run(&["uaf"], "");
     assert_eq!(r.code, 1, "{r:?}");

@@ -104,7 +104,10 @@ impl Runtime {
         if !records.is_empty() && self.options.halt_on_error {
             self.halt();
         }
-        if !records.is_empty()
+        // Findings came (now or earlier) and the launch still died: in recover mode that is
+        // device code built to trap at its first report.
+        if saw_any
+            && !self.options.halt_on_error
             && is_device_fault(err)
             && !self.fault_noted.swap(true, Ordering::Relaxed)
         {
