@@ -14,8 +14,8 @@
  * - __cusafe_trap: trap-mode builds (the default), for checks whose root cannot be a
  *   pseudo-pointer. An out-of-line call that never returns: nothing of the caller is
  *   live across it, so it costs the kernel no registers beyond its own few, where an
- *   inlined report costs every kernel the registers of its stores (measured with
- *   ptxas: gemm 30 with a bare trap, 58 with the report inlined).
+ *   inlined report costs every kernel the registers of its stores (one-off ptxas
+ *   experiment, not scripted: gemm 30 with a bare trap, 58 with the report inlined).
  * - __cusafe_fail: recover-mode builds (`cusafe-clang++ --cusafe-recover`), same
  *   checks. The caller goes on after it (skipping the access), so a call would keep
  *   the caller's live values across it; the pass inlines it into each cold block.

@@ -35,8 +35,9 @@ const MAX_UNITS: usize = 16;
 /// Whether pure instructions may move up to a batch's first access
 /// (`CUSAFE_PASS_BATCH_MOVE=1`; off by default). Moving makes batches of accesses whose
 /// addresses are computed one by one (a stencil's nine loads become one branch), but
-/// keeps every address live from the batch's branch on: measured with ptxas, conv3d
-/// 32 -> 72 registers, kmeans 54 -> 79, conv2d 32 -> 41 (2026-11-22).
+/// keeps every address live from the batch's branch on: in one-off ptxas experiments
+/// (2026-11-22, not scripted) conv3d went 32 -> 72 registers, kmeans 54 -> 79, conv2d
+/// 32 -> 41.
 fn move_allowed() -> bool {
     std::env::var_os("CUSAFE_PASS_BATCH_MOVE").is_some_and(|v| v != "0")
 }

@@ -83,7 +83,6 @@ pub struct Checker {
     slow_fn: LLVMValueRef,
     fail_fn: LLVMValueRef,
     trap_ty: LLVMTypeRef,
-    trap_fn: LLVMValueRef,
     /// A global holding [`TRAP_FN`]'s address, in trap-mode builds: calls go through it
     /// (see `cold_call`).
     trap_slot: Option<LLVMValueRef>,
@@ -145,7 +144,6 @@ impl Checker {
                 slow_fn: declare(SLOW_FN, report_ty),
                 fail_fn: declare(FAIL_FN, report_ty),
                 trap_ty,
-                trap_fn,
                 trap_slot,
                 no_header,
                 pseudo,
@@ -177,28 +175,23 @@ impl Checker {
         // The checks this access emits, each a batch: a batch's first range emits the
         // whole batch; a single check and a neighbouring group (not batched) are their
         // own. Ranges another access's check covers emit nothing here.
-        let emits: Vec<(usize, &[Unit])> = plans
+        let emits: Vec<(usize, Vec<Unit>)> = plans
             .iter()
             .enumerate()
-            .filter_map(|(k, p)| match *p {
+            .filter_map(|(k, &p)| match p {
                 RangePlan::Batched(b) => {
                     let units = &plan.batches[b].units;
-                    (units[0].0 == index && units[0].1 == k).then_some((k, &units[..]))
+                    (units[0].0 == index && units[0].1 == k).then(|| (k, units.clone()))
                 }
-                RangePlan::Check(_) | RangePlan::Leader(..) => Some((k, &[][..])),
+                RangePlan::Check(_) | RangePlan::Leader(..) => Some((k, vec![(index, k, p)])),
                 RangePlan::Member | RangePlan::Covered => None,
             })
             .collect();
         // Root halves first, before any of this access's checks: a skip edge from one
         // range's cold block jumps past the code of the next range's check.
-        let own: Vec<RangePlan> = plans.to_vec();
         let anchors = emits
             .iter()
-            .flat_map(|&(k, units)| match units {
-                [] => vec![own[k]],
-                _ => units.iter().map(|u| u.2).collect(),
-            })
-            .filter_map(anchor_of);
+            .flat_map(|(_, units)| units.iter().filter_map(|u| anchor_of(u.2)));
         for a in anchors {
             parts.entry(a).or_insert_with(|| {
                 ir.at(a.before);
@@ -210,14 +203,9 @@ impl Checker {
             let mut skipped_from = Vec::new();
             for (k, units) in emits {
                 let r = &acc.ranges[k];
-                let anchor = match plans[k] {
-                    RangePlan::Check(anchor) => anchor,
-                    single => {
-                        let one = [(index, k, single)];
-                        let units = if units.is_empty() { &one[..] } else { units };
-                        self.emit_batch(ir, sites, parts, replaced, func, accesses, plan, units);
-                        continue;
-                    }
+                let RangePlan::Check(anchor) = plans[k] else {
+                    self.emit_batch(ir, sites, parts, replaced, func, accesses, plan, &units);
+                    continue;
                 };
                 let original_root = r.root;
                 let r = Range {
@@ -277,10 +265,6 @@ impl Checker {
         // The expansions may be the program's own values (a loaded row pointer), which
         // recover-mode phis have replaced since.
         let len = match lc.range.len {
-            // A span the expansion folded to a constant compares like a constant length.
-            Len::Value(v) if unsafe { !LLVMIsAConstantInt(v).is_null() } => {
-                Len::Const(unsafe { LLVMConstIntGetZExtValue(v) })
-            }
             Len::Value(v) => Len::Value(resolve(replaced, v)),
             l => l,
         };
@@ -345,11 +329,6 @@ impl Checker {
             let out_of_line = self.pseudo
                 && matches!(r.target, Target::Heap)
                 && may_be_pseudo(original_root, &self.kernels);
-            let (ty, entry) = match (out_of_line, self.trap_slot) {
-                (true, _) => (self.report_ty, self.slow_fn),
-                (false, None) => (self.report_ty, self.fail_fn),
-                (false, Some(_)) => (self.trap_ty, self.trap_fn),
-            };
             let text = sites.text(ir, func, inst, &v.object);
             let mut args = [
                 v.addr,
@@ -359,13 +338,15 @@ impl Checker {
                 sites.site(ir, r.flags | v.space, text),
             ];
             // Trap-mode calls are indirect: ptxas inlines a direct call of a function
-            // and the report's registers then count in every kernel (gemm 30 -> 54);
-            // an indirect call keeps them the callee's own.
-            let callee = match self.trap_slot {
-                Some(slot) if entry == self.trap_fn => {
-                    LLVMBuildLoad2(ir.b, ir.ptr, slot, c"cusafe.trap".as_ptr())
-                }
-                _ => entry,
+            // and the report's registers then count in every kernel (gemm 30 -> 54 in a
+            // one-off ptxas experiment); an indirect call keeps them the callee's own.
+            let (ty, callee) = match (out_of_line, self.trap_slot) {
+                (true, _) => (self.report_ty, self.slow_fn),
+                (false, None) => (self.report_ty, self.fail_fn),
+                (false, Some(slot)) => (
+                    self.trap_ty,
+                    LLVMBuildLoad2(ir.b, ir.ptr, slot, c"cusafe.trap".as_ptr()),
+                ),
             };
             let call = LLVMBuildCall2(
                 ir.b,
@@ -378,7 +359,7 @@ impl Checker {
             if let Some(loc) = debug_loc_of(inst) {
                 LLVMInstructionSetDebugLoc(call, loc);
             }
-            if entry == self.trap_fn {
+            if ty == self.trap_ty {
                 let bb = LLVMGetInstructionParent(call);
                 LLVMInstructionEraseFromParent(LLVMGetBasicBlockTerminator(bb));
                 ir.at_end(bb);

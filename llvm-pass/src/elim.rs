@@ -34,6 +34,7 @@
 
 use crate::base::{decompose, Base};
 use crate::batch::Batch;
+use crate::classify::const_int;
 use crate::collect::{Access, Len, Range, Target};
 use crate::dom::Cfg;
 use crate::ir::{callee, is_intrinsic, opcode, Ir};
@@ -386,7 +387,11 @@ fn hoist_loop_ranges(accesses: &[Access], plan: &mut Plan) {
                 access: i,
                 range: Range {
                     addr: lr.lo,
-                    len: Len::Value(lr.span),
+                    // A span the expansion folded to a constant compares like a
+                    // constant length (one compare against a bound).
+                    len: const_int(lr.span)
+                        .and_then(|n| u64::try_from(n).ok())
+                        .map_or(Len::Value(lr.span), Len::Const),
                     flags: r.flags | ACCESS_RANGE,
                     ..r.clone()
                 },
