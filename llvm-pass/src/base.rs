@@ -4,8 +4,12 @@
 //!
 //! Constant-index GEPs on top are folded into the offset; in the innermost GEP with
 //! variable indices, a constant array index becomes 0 plus `C * stride`, and an index
-//! `x + C` (`add`, `or disjoint`, and `sext`/`zext` of an `add nsw`/`add nuw` or a
-//! disjoint `or`) becomes `x` plus `C * stride`.
+//! that is a sum of terms and a constant becomes the terms plus `C * stride`: any `add`
+//! in a 64-bit index, `add nsw` under a `sext` (or in a narrower index, which the GEP
+//! sign-extends), `add nuw` under a `zext`, and `x | C` with disjoint bits, nested
+//! (`sext ((i - 1) * n + (j + 1))` is the terms `(i - 1) * n` and `j` plus 1). The
+//! terms are rebuilt extended, then added in the index type, which cannot wrap where
+//! the original did not.
 
 use crate::classify::{const_int, gep_offset};
 use crate::ir::{opcode, operand, Ir};
@@ -14,22 +18,48 @@ use llvm_sys::prelude::*;
 use llvm_sys::target::LLVMABISizeOfType;
 use llvm_sys::{LLVMOpcode, LLVMTypeKind};
 
-/// One index of the base GEP, as it must be rebuilt.
+/// How the terms of an [`Index`] reach the GEP's index type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Index {
-    /// An existing value.
-    Value(LLVMValueRef),
+pub enum Ext {
+    /// Used as they are.
+    None,
     /// `sext x to ty`.
-    SExt(LLVMValueRef, LLVMTypeRef),
+    SExt(LLVMTypeRef),
     /// `zext x to ty`.
-    ZExt(LLVMValueRef, LLVMTypeRef),
+    ZExt(LLVMTypeRef),
+}
+
+/// One index of the base GEP, as it must be rebuilt: the sum of its terms, each
+/// extended by `ext` (a single term for most indices; `sext (a + (b + 1))` with no-wrap
+/// adds becomes the terms `a`, `b`, so that its neighbours `sext (a + b)` and
+/// `sext (a + (b - 1))` share the base).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Index {
+    /// Existing values, in a canonical order.
+    pub terms: Vec<LLVMValueRef>,
+    /// How each term is widened before the sum.
+    pub ext: Ext,
 }
 
 impl Index {
-    /// The value the index is computed from.
-    pub fn leaf(self) -> LLVMValueRef {
-        match self {
-            Index::Value(v) | Index::SExt(v, _) | Index::ZExt(v, _) => v,
+    fn value(v: LLVMValueRef) -> Index {
+        Index {
+            terms: vec![v],
+            ext: Ext::None,
+        }
+    }
+
+    /// Builds the index at the builder's position.
+    fn build(&self, ir: &Ir) -> LLVMValueRef {
+        unsafe {
+            let widen = |v: LLVMValueRef| match self.ext {
+                Ext::None => v,
+                Ext::SExt(t) => LLVMBuildSExt(ir.b, v, t, crate::ir::NONAME),
+                Ext::ZExt(t) => LLVMBuildZExt(ir.b, v, t, crate::ir::NONAME),
+            };
+            let mut terms = self.terms.iter().map(|&v| widen(v));
+            let first = terms.next().expect("an index has a term");
+            terms.fold(first, |sum, t| ir.add(sum, t))
         }
     }
 }
@@ -48,17 +78,16 @@ impl Base {
     pub fn leaves(&self) -> Vec<LLVMValueRef> {
         let mut out = vec![self.ptr];
         if let Some((_, idx)) = &self.gep {
-            out.extend(idx.iter().map(|i| i.leaf()));
+            out.extend(idx.iter().flat_map(|i| i.terms.iter().copied()));
         }
         out
     }
 
     /// The same base with every value passed through `f` (e.g. recover-mode phis).
     pub fn map(&self, f: impl Fn(LLVMValueRef) -> LLVMValueRef) -> Base {
-        let idx = |i: &Index| match *i {
-            Index::Value(v) => Index::Value(f(v)),
-            Index::SExt(v, t) => Index::SExt(f(v), t),
-            Index::ZExt(v, t) => Index::ZExt(f(v), t),
+        let idx = |i: &Index| Index {
+            terms: i.terms.iter().map(|&v| f(v)).collect(),
+            ext: i.ext,
         };
         Base {
             ptr: f(self.ptr),
@@ -74,14 +103,7 @@ impl Base {
         unsafe {
             let mut p = self.ptr;
             if let Some((ty, idx)) = &self.gep {
-                let mut vals: Vec<LLVMValueRef> = idx
-                    .iter()
-                    .map(|i| match *i {
-                        Index::Value(v) => v,
-                        Index::SExt(v, t) => LLVMBuildSExt(ir.b, v, t, crate::ir::NONAME),
-                        Index::ZExt(v, t) => LLVMBuildZExt(ir.b, v, t, crate::ir::NONAME),
-                    })
-                    .collect();
+                let mut vals: Vec<LLVMValueRef> = idx.iter().map(|i| i.build(ir)).collect();
                 p = LLVMBuildGEP2(
                     ir.b,
                     *ty,
@@ -100,49 +122,82 @@ impl Base {
     }
 }
 
-/// `x + C` as (x, C), when the addition cannot wrap in the way the index is used.
+/// Most terms an index is split into (more stay one term).
+const MAX_TERMS: usize = 3;
+
+/// How an addition must be flagged to be split under an extension.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Wrap {
+    /// A 64-bit index used as it is: any `add` (it wraps like the address does).
+    Any,
+    /// Under `sext` (or a narrower index, which the GEP sign-extends): `add nsw`.
+    Signed,
+    /// Under `zext`: `add nuw` with constants >= 0.
+    Unsigned,
+}
+
+/// Splits `v` into terms plus a constant: `add` (flagged as `wrap` requires) and
+/// `x | C` with disjoint bits and C >= 0 (`x + C` with no carry, which commutes with
+/// either extension), recursively. Returns the constant; `None` when a constant sum
+/// overflows or there would be more than [`MAX_TERMS`] terms.
+fn split_terms(v: LLVMValueRef, wrap: Wrap, terms: &mut Vec<LLVMValueRef>) -> Option<i64> {
+    unsafe {
+        if let Some(c) = const_int(v) {
+            return (wrap != Wrap::Unsigned || c >= 0).then_some(c);
+        }
+        let splits = match opcode(v) {
+            Some(LLVMOpcode::LLVMAdd) => match wrap {
+                Wrap::Any => true,
+                Wrap::Signed => LLVMGetNSW(v) != 0,
+                Wrap::Unsigned => LLVMGetNUW(v) != 0,
+            },
+            Some(LLVMOpcode::LLVMOr) => {
+                LLVMGetIsDisjoint(v) != 0 && const_int(operand(v, 1)).is_some_and(|c| c >= 0)
+            }
+            _ => false,
+        };
+        if !splits {
+            if terms.len() == MAX_TERMS {
+                return None;
+            }
+            terms.push(v);
+            return Some(0);
+        }
+        let a = split_terms(operand(v, 0), wrap, terms)?;
+        let b = split_terms(operand(v, 1), wrap, terms)?;
+        a.checked_add(b)
+    }
+}
+
+/// An index as (terms, C) with the terms in a canonical order, or `None` when it has
+/// no constant part to take out.
 fn split_add(v: LLVMValueRef) -> Option<(Index, i64)> {
     unsafe {
-        let plain = |v: LLVMValueRef| -> Option<(LLVMValueRef, i64)> {
-            match opcode(v)? {
-                LLVMOpcode::LLVMAdd => Some((operand(v, 0), const_int(operand(v, 1))?)),
-                LLVMOpcode::LLVMOr if LLVMGetIsDisjoint(v) != 0 => {
-                    Some((operand(v, 0), const_int(operand(v, 1))?))
-                }
-                _ => None,
+        // A widened index is split inside the extension, so that `sext i` and
+        // `sext (i + 1)` share a base.
+        let (inner, wrap, ext) = match opcode(v) {
+            Some(LLVMOpcode::LLVMSExt) => (operand(v, 0), Wrap::Signed, Ext::SExt(LLVMTypeOf(v))),
+            Some(LLVMOpcode::LLVMZExt) => (operand(v, 0), Wrap::Unsigned, Ext::ZExt(LLVMTypeOf(v))),
+            // GEP arithmetic is in pointer width; a narrower index is sign-extended
+            // first, so it splits like a `sext` (and is rebuilt as one).
+            _ if LLVMGetIntTypeWidth(LLVMTypeOf(v)) == 64 => (v, Wrap::Any, Ext::None),
+            _ => {
+                let i64 = LLVMInt64TypeInContext(LLVMGetTypeContext(LLVMTypeOf(v)));
+                (v, Wrap::Signed, Ext::SExt(i64))
             }
         };
-        // `x | C` with disjoint bits and C >= 0 is `x + C` with no carry: it commutes
-        // with either extension.
-        let disjoint_or = |v: LLVMValueRef| {
-            opcode(v) == Some(LLVMOpcode::LLVMOr)
-                && LLVMGetIsDisjoint(v) != 0
-                && const_int(operand(v, 1)).is_some_and(|c| c >= 0)
+        let mut terms = Vec::new();
+        let (terms, c) = match split_terms(inner, wrap, &mut terms) {
+            Some(c) if !terms.is_empty() => (terms, c),
+            // Too many terms (or all constant, which GEP folding leaves rare): one term.
+            _ => (vec![inner], 0),
         };
-        match opcode(v)? {
-            // A widened index is keyed by what was widened, so that `sext i` and
-            // `sext (i + 1)` share a base.
-            LLVMOpcode::LLVMSExt => {
-                let inner = operand(v, 0);
-                let no_wrap = (opcode(inner) == Some(LLVMOpcode::LLVMAdd)
-                    && LLVMGetNSW(inner) != 0)
-                    || disjoint_or(inner);
-                let split = no_wrap.then(|| plain(inner)).flatten();
-                let (x, c) = split.unwrap_or((inner, 0));
-                Some((Index::SExt(x, LLVMTypeOf(v)), c))
-            }
-            LLVMOpcode::LLVMZExt => {
-                let inner = operand(v, 0);
-                let no_wrap = (opcode(inner) == Some(LLVMOpcode::LLVMAdd)
-                    && LLVMGetNUW(inner) != 0
-                    && const_int(operand(inner, 1)).is_some_and(|c| c >= 0))
-                    || disjoint_or(inner);
-                let split = no_wrap.then(|| plain(inner)).flatten();
-                let (x, c) = split.unwrap_or((inner, 0));
-                Some((Index::ZExt(x, LLVMTypeOf(v)), c))
-            }
-            _ => plain(v).map(|(x, c)| (Index::Value(x), c)),
+        if ext == Ext::None && terms == [v] {
+            return None;
         }
+        let mut terms = terms;
+        terms.sort_by_key(|&t| t as usize);
+        Some((Index { terms, ext }, c))
     }
 }
 
@@ -185,13 +240,13 @@ pub fn decompose(ir: &Ir, addr: LLVMValueRef) -> Option<(Base, i64)> {
                 // share a base).
                 (Some(s), Some(c), _) => {
                     off = off.checked_add(c.checked_mul(s)?)?;
-                    idx.push(Index::Value(LLVMConstNull(LLVMTypeOf(op))));
+                    idx.push(Index::value(LLVMConstNull(LLVMTypeOf(op))));
                 }
                 (Some(s), None, Some((x, c))) => {
                     off = off.checked_add(c.checked_mul(s)?)?;
                     idx.push(x);
                 }
-                _ => idx.push(Index::Value(op)),
+                _ => idx.push(Index::value(op)),
             }
         }
         Some((

@@ -264,6 +264,51 @@ define void @stencil(ptr %a, ptr %out, i32 %i) {
   ret void
 }
 
+; Neighbours in a 2-D stencil row: `sext (row + (j - 1))`, `sext (row + j)` and
+; `sext (row + (j + 1))` with no-wrap adds are the terms row and j plus -1, 0, 1: one
+; check of [a + 4(row + j - 1), + 12), its base rebuilt as sext row + sext j (no i32
+; sum that could wrap where the program's did not).
+; CHECK-LABEL: define void @stencil2d(
+; CHECK: [[R:%.*]] = sext i32 %row to i64
+; CHECK: [[J:%.*]] = sext i32 %j to i64
+; CHECK: [[S:%.*]] = add i64 {{%[0-9]+}}, {{%[0-9]+}}
+; CHECK: [[B:%.*]] = getelementptr float, ptr %a, i64 [[S]]
+; CHECK: getelementptr i8, ptr [[B]], i64 -4
+; STATS: kernel stencil2d: 1 checks {{.*}} 2 merged (neighbouring)
+define void @stencil2d(ptr %a, i32 %row, i32 %j) {
+  %jm = add nsw i32 %j, -1
+  %jp = add nuw nsw i32 %j, 1
+  %im = add nsw i32 %row, %jm
+  %i = add nsw i32 %row, %j
+  %ip = add nsw i32 %row, %jp
+  %xm = sext i32 %im to i64
+  %x = sext i32 %i to i64
+  %xp = sext i32 %ip to i64
+  %pm = getelementptr inbounds float, ptr %a, i64 %xm
+  %p = getelementptr inbounds float, ptr %a, i64 %x
+  %pp = getelementptr inbounds float, ptr %a, i64 %xp
+  %vm = load float, ptr %pm, align 4
+  %v = load float, ptr %p, align 4
+  %vp = load float, ptr %pp, align 4
+  ret void
+}
+
+; Without nsw on the inner add, `sext (row + (j - 1))` may differ from sext row +
+; sext j - 1 (the i32 sum can wrap): the first load is no neighbour of the second.
+; STATS: kernel wrapping2d: 2 checks {{.*}} 0 merged (neighbouring)
+define void @wrapping2d(ptr %a, i32 %row, i32 %j) {
+  %jm = add nsw i32 %j, -1
+  %im = add i32 %row, %jm
+  %i = add nsw i32 %row, %j
+  %xm = sext i32 %im to i64
+  %x = sext i32 %i to i64
+  %pm = getelementptr inbounds float, ptr %a, i64 %xm
+  %p = getelementptr inbounds float, ptr %a, i64 %x
+  %vm = load float, ptr %pm, align 4
+  %v = load float, ptr %p, align 4
+  ret void
+}
+
 ; A call between two neighbours (it may not return): no merging across it.
 ; STATS: kernel barrier: 2 checks {{.*}} 0 merged (neighbouring)
 define void @barrier(ptr %a, i64 %i) {
@@ -292,7 +337,9 @@ define void @sink(ptr %p) {
 }
 declare void @llvm.lifetime.start.p0(i64, ptr)
 declare void @llvm.lifetime.end.p0(i64, ptr)
-!nvvm.annotations = !{!0, !1, !2, !3, !4, !5, !6, !7, !8, !9, !10}
+!nvvm.annotations = !{!0, !1, !2, !3, !4, !5, !6, !7, !8, !9, !10, !11, !12}
+!11 = !{ptr @stencil2d, !"kernel", i32 1}
+!12 = !{ptr @wrapping2d, !"kernel", i32 1}
 !8 = !{ptr @stencil, !"kernel", i32 1}
 !9 = !{ptr @barrier, !"kernel", i32 1}
 !10 = !{ptr @top_tested, !"kernel", i32 1}
