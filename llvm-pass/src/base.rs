@@ -20,13 +20,13 @@ use llvm_sys::{LLVMOpcode, LLVMTypeKind};
 
 /// How the terms of an [`Index`] reach the GEP's index type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Ext {
+pub enum Widen {
     /// Used as they are.
-    None,
+    Keep,
     /// `sext x to ty`.
-    SExt(LLVMTypeRef),
+    Sign(LLVMTypeRef),
     /// `zext x to ty`.
-    ZExt(LLVMTypeRef),
+    Zero(LLVMTypeRef),
 }
 
 /// One index of the base GEP, as it must be rebuilt: the sum of its terms, each
@@ -38,14 +38,14 @@ pub struct Index {
     /// Existing values, in a canonical order.
     pub terms: Vec<LLVMValueRef>,
     /// How each term is widened before the sum.
-    pub ext: Ext,
+    pub ext: Widen,
 }
 
 impl Index {
     fn value(v: LLVMValueRef) -> Index {
         Index {
             terms: vec![v],
-            ext: Ext::None,
+            ext: Widen::Keep,
         }
     }
 
@@ -53,9 +53,9 @@ impl Index {
     fn build(&self, ir: &Ir) -> LLVMValueRef {
         unsafe {
             let widen = |v: LLVMValueRef| match self.ext {
-                Ext::None => v,
-                Ext::SExt(t) => LLVMBuildSExt(ir.b, v, t, crate::ir::NONAME),
-                Ext::ZExt(t) => LLVMBuildZExt(ir.b, v, t, crate::ir::NONAME),
+                Widen::Keep => v,
+                Widen::Sign(t) => LLVMBuildSExt(ir.b, v, t, crate::ir::NONAME),
+                Widen::Zero(t) => LLVMBuildZExt(ir.b, v, t, crate::ir::NONAME),
             };
             let mut terms = self.terms.iter().map(|&v| widen(v));
             let first = terms.next().expect("an index has a term");
@@ -176,14 +176,16 @@ fn split_add(v: LLVMValueRef) -> Option<(Index, i64)> {
         // A widened index is split inside the extension, so that `sext i` and
         // `sext (i + 1)` share a base.
         let (inner, wrap, ext) = match opcode(v) {
-            Some(LLVMOpcode::LLVMSExt) => (operand(v, 0), Wrap::Signed, Ext::SExt(LLVMTypeOf(v))),
-            Some(LLVMOpcode::LLVMZExt) => (operand(v, 0), Wrap::Unsigned, Ext::ZExt(LLVMTypeOf(v))),
+            Some(LLVMOpcode::LLVMSExt) => (operand(v, 0), Wrap::Signed, Widen::Sign(LLVMTypeOf(v))),
+            Some(LLVMOpcode::LLVMZExt) => {
+                (operand(v, 0), Wrap::Unsigned, Widen::Zero(LLVMTypeOf(v)))
+            }
             // GEP arithmetic is in pointer width; a narrower index is sign-extended
             // first, so it splits like a `sext` (and is rebuilt as one).
-            _ if LLVMGetIntTypeWidth(LLVMTypeOf(v)) == 64 => (v, Wrap::Any, Ext::None),
+            _ if LLVMGetIntTypeWidth(LLVMTypeOf(v)) == 64 => (v, Wrap::Any, Widen::Keep),
             _ => {
                 let i64 = LLVMInt64TypeInContext(LLVMGetTypeContext(LLVMTypeOf(v)));
-                (v, Wrap::Signed, Ext::SExt(i64))
+                (v, Wrap::Signed, Widen::Sign(i64))
             }
         };
         let mut terms = Vec::new();
@@ -192,7 +194,7 @@ fn split_add(v: LLVMValueRef) -> Option<(Index, i64)> {
             // Too many terms (or all constant, which GEP folding leaves rare): one term.
             _ => (vec![inner], 0),
         };
-        if ext == Ext::None && terms == [v] {
+        if ext == Widen::Keep && terms == [v] {
             return None;
         }
         let mut terms = terms;
