@@ -173,13 +173,40 @@ fn hoist_target(cfg: &Cfg, b: usize, root: LLVMValueRef) -> Option<LLVMValueRef>
     target
 }
 
+/// The earliest point of `access`'s block where the root half of its check on `root`
+/// can be built instead of right before the access: after the block's phis, the root's
+/// definition and the last call that may not return. From there the access runs unless
+/// an earlier check in the block fails, so the header is loaded only where the program
+/// is about to touch the block (a stray root's header load can fault only where its
+/// access would), but the load starts before the block's earlier checks and accesses,
+/// and its latency overlaps theirs (conv2d's store no longer waits for it after the
+/// loads' checks).
+fn raise(access: LLVMValueRef, root: LLVMValueRef) -> LLVMValueRef {
+    let mut at = access;
+    loop {
+        let prev = unsafe { LLVMGetPreviousInstruction(at) };
+        let stop = prev.is_null()
+            || prev == root
+            || unsafe { !LLVMIsAPHINode(prev).is_null() }
+            || (opcode(prev) == Some(LLVMOpcode::LLVMCall) && callee(prev).is_none_or(may_stop));
+        if stop {
+            return at;
+        }
+        at = prev;
+    }
+}
+
+/// Whether a call of `f` may not return: anything but an intrinsic, or a trap.
+fn may_stop(f: LLVMValueRef) -> bool {
+    !is_intrinsic(f) || crate::ir::name(f).contains("trap")
+}
+
 /// Whether a call that may not return (anything but an intrinsic, or a trap) lies
 /// strictly between `from` and `to` (same block, `from` first).
 pub fn call_between(from: LLVMValueRef, to: LLVMValueRef) -> bool {
     let mut i = unsafe { LLVMGetNextInstruction(from) };
     while !i.is_null() && i != to {
-        let stops = |f: LLVMValueRef| !is_intrinsic(f) || crate::ir::name(f).contains("trap");
-        if opcode(i) == Some(LLVMOpcode::LLVMCall) && callee(i).is_none_or(stops) {
+        if opcode(i) == Some(LLVMOpcode::LLVMCall) && callee(i).is_none_or(may_stop) {
             return true;
         }
         i = unsafe { LLVMGetNextInstruction(i) };
@@ -331,7 +358,7 @@ pub fn plan(ir: &Ir, cfg: &Cfg, accesses: &[Access], scoped: bool, on: bool) -> 
                     }
                     None => Anchor {
                         root: r.root,
-                        before: acc.inst,
+                        before: raise(acc.inst, r.root),
                         hoisted: false,
                     },
                 }
