@@ -16,6 +16,7 @@
 #include "llvm/IR/InstrTypes.h"
 #include "llvm/Transforms/Utils/BasicBlockUtils.h"
 #include "llvm/Transforms/Utils/Cloning.h"
+#include "llvm/Transforms/Utils/LoopSimplify.h"
 #include "llvm/Transforms/Utils/ScalarEvolutionExpander.h"
 
 extern "C" bool cusafe_run_on_module(LLVMModuleRef M);
@@ -73,6 +74,20 @@ extern "C" LLVMBasicBlockRef cusafe_split_before(LLVMValueRef Before) {
 extern "C" bool cusafe_inline_call(LLVMValueRef Call) {
   llvm::InlineFunctionInfo IFI;
   return llvm::InlineFunction(*llvm::unwrap<llvm::CallBase>(Call), IFI).isSuccess();
+}
+
+// Gives every loop of `Fn` a preheader (and dedicated exits, one backedge), as
+// loop-simplify does: the optimizer's last CFG clean-ups fold a preheader into the block
+// that tests "the loop runs at all" (matvec's `for (k = lane; k < n; k += 32)`), which
+// leaves no place to hoist a check to. Returns whether anything changed.
+extern "C" bool cusafe_simplify_loops(LLVMValueRef Fn) {
+  auto &F = *llvm::unwrap<llvm::Function>(Fn);
+  llvm::DominatorTree DT(F);
+  llvm::LoopInfo LI(DT);
+  bool Changed = false;
+  for (llvm::Loop *L : LI)
+    Changed |= llvm::simplifyLoop(L, &DT, &LI, nullptr, nullptr, nullptr, false);
+  return Changed;
 }
 
 // ---- Loop ranges: what a whole loop's accesses through one pointer cover ----------

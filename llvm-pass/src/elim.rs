@@ -13,7 +13,13 @@
 //!   on every trip through the loop (it dominates every latch and every exiting block),
 //!   the root half moves to the loop's preheader, outward through enclosing loops while
 //!   that holds. The loop then runs the check's compare and branch only; the header is
-//!   loaded once, and only when the program is about to make the access. No check is
+//!   loaded once, and only when the program is about to make the access. A root that is
+//!   a function argument (or derived from one by GEPs) also moves out of loops that run
+//!   its check on some trips only (`if (i < n) acc += A[i * m + k]` in a tiled loop):
+//!   its header is then loaded whenever the loop is entered. That load is the only
+//!   thing done early; it cannot fault for a live block, a freed one (a tombstone,
+//!   `docs/runtime.md`) or a foreign pointer (no load), only for a stale pointer whose
+//!   tombstone was recycled, passed to a kernel that then never touches it. No check is
 //!   moved out of its block, so nothing is reported that the program would not do.
 //!
 //! * **Loop ranges**: an access that runs on every trip of a loop with a computable
@@ -34,7 +40,7 @@
 
 use crate::base::{decompose, Base};
 use crate::batch::Batch;
-use crate::classify::const_int;
+use crate::classify::{const_int, root_of};
 use crate::collect::{Access, Len, Range, Target};
 use crate::dom::Cfg;
 use crate::ir::{callee, is_intrinsic, opcode, Ir};
@@ -152,8 +158,11 @@ fn defined_in(cfg: &Cfg, v: LLVMValueRef, body: &[bool]) -> bool {
     }
 }
 
-/// The outermost preheader the root half of a check in block `b` on `root` can move to.
+/// The outermost preheader the root half of a check in block `b` on `root` can move to:
+/// out of each loop that does not define the root and, unless the root is a function
+/// argument or derived from one, whose every trip runs block `b`.
 fn hoist_target(cfg: &Cfg, b: usize, root: LLVMValueRef) -> Option<LLVMValueRef> {
+    let from_argument = unsafe { !LLVMIsAArgument(root_of(root)).is_null() };
     let mut at = b;
     let mut target = None;
     for l in cfg.loops_of(b) {
@@ -164,7 +173,7 @@ fn hoist_target(cfg: &Cfg, b: usize, root: LLVMValueRef) -> Option<LLVMValueRef>
         let (Some(p), false) = (l.preheader, defined_in(cfg, root, &l.body)) else {
             break;
         };
-        if !runs_every_trip {
+        if !runs_every_trip && !from_argument {
             break;
         }
         target = Some(unsafe { LLVMGetBasicBlockTerminator(cfg.blocks[p]) });

@@ -90,6 +90,9 @@ fn instrument_module(ir: &Ir) -> Result<(), String> {
         }
     }
     for f in functions {
+        if optimise {
+            loops::simplify(f);
+        }
         strip::strip_exits(ir, f);
         let insts = ir::instructions(f);
         let found = collect::collect(ir, &insts);

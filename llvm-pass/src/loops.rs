@@ -6,6 +6,7 @@ use crate::collect::Range;
 use llvm_sys::prelude::*;
 
 extern "C" {
+    fn cusafe_simplify_loops(f: LLVMValueRef) -> bool;
     fn cusafe_loop_ranges_new(f: LLVMValueRef) -> *mut std::ffi::c_void;
     fn cusafe_loop_ranges_free(s: *mut std::ffi::c_void);
     fn cusafe_loop_range(
@@ -19,6 +20,13 @@ extern "C" {
         span: *mut LLVMValueRef,
         at: *mut LLVMValueRef,
     ) -> bool;
+}
+
+/// Gives every loop of function `f` a preheader (loop-simplify form, through the shim),
+/// where the optimizer's last clean-ups folded it away: hoisted root halves and loop
+/// ranges go there.
+pub fn simplify(f: LLVMValueRef) {
+    unsafe { cusafe_simplify_loops(f) };
 }
 
 /// One function's loop analyses (dominators, loops, scalar evolution). Build it before

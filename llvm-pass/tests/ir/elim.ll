@@ -131,14 +131,48 @@ exit:
   ret void
 }
 
-; The access runs only on some trips: its header load stays in the loop.
+; The access runs only on some trips and its root is loaded (it may be garbage where the
+; access does not run): its header load stays in the loop.
 ; CHECK-LABEL: define void @conditional(
 ; CHECK-LABEL: ph:
 ; CHECK-NOT: load i64
 ; CHECK-LABEL: body:
 ; CHECK: %cusafe.size = load i64
 ; STATS: kernel conditional: 1 checks {{.*}} 0 hoisted (loop header loads)
-define void @conditional(ptr %a, ptr %m, i64 %n) {
+define void @conditional(ptr %m, i64 %n) {
+entry:
+  %a = load ptr, ptr addrspace(1) @slot, align 8
+  %c = icmp sgt i64 %n, 0
+  br i1 %c, label %ph, label %exit
+ph:
+  br label %loop
+loop:
+  %i = phi i64 [ 0, %ph ], [ %i1, %latch ]
+  %mp = getelementptr inbounds i8, ptr addrspace(1) null, i64 %i
+  %t = icmp eq i64 %i, 7
+  br i1 %t, label %body, label %latch
+body:
+  %p = getelementptr inbounds float, ptr %a, i64 %i
+  store float 0.0, ptr %p, align 4
+  br label %latch
+latch:
+  %i1 = add i64 %i, 1
+  %d = icmp slt i64 %i1, %n
+  br i1 %d, label %loop, label %exit
+exit:
+  ret void
+}
+
+; The same with the root a function argument: its header load moves to the preheader
+; (it runs whenever the loop is entered; see elim.rs on why that load is safe), the
+; compare stays in the body.
+; CHECK-LABEL: define void @conditional_arg(
+; CHECK-LABEL: ph:
+; CHECK: %cusafe.size = load i64
+; CHECK-LABEL: body:
+; CHECK: icmp ult i64
+; STATS: kernel conditional_arg: 1 checks {{.*}} 1 hoisted (loop header loads)
+define void @conditional_arg(ptr %a, ptr %m, i64 %n) {
 entry:
   %c = icmp sgt i64 %n, 0
   br i1 %c, label %ph, label %exit
@@ -162,13 +196,14 @@ exit:
 }
 
 ; A loop not rotated (the trip test at the top, zero trips possible): the body does not
-; dominate the exiting header, so nothing moves out of the loop.
+; dominate the exiting header, so nothing moves out of the loop (a loaded root).
 ; CHECK-LABEL: define void @top_tested(
 ; CHECK-LABEL: body:
 ; CHECK: %cusafe.size = load i64
 ; STATS: kernel top_tested: 1 checks {{.*}} 0 hoisted (loop header loads)
-define void @top_tested(ptr %a, i64 %n) {
+define void @top_tested(i64 %n) {
 entry:
+  %a = load ptr, ptr addrspace(1) @slot, align 8
   br label %head
 head:
   %i = phi i64 [ 0, %entry ], [ %i1, %body ]
@@ -183,16 +218,17 @@ exit:
   ret void
 }
 
-; An early exit before the access: the last trip may leave without making it. The
-; load of b at the top of the loop runs on every trip: only its header load moves.
+; An early exit before the access (through a loaded root): the last trip may leave
+; without making it. The load of b (an argument) at the top of the loop runs on every trip: only its header load moves.
 ; CHECK-LABEL: define void @early_exit(
 ; CHECK-LABEL: ph:
 ; CHECK: %cusafe.size = load i64
 ; CHECK-LABEL: latch:
 ; CHECK: %cusafe.size{{[0-9]+}} = load i64
 ; STATS: kernel early_exit: 2 checks {{.*}} 1 hoisted (loop header loads)
-define void @early_exit(ptr %a, ptr %b, i64 %n) {
+define void @early_exit(ptr %b, i64 %n) {
 entry:
+  %a = load ptr, ptr addrspace(1) @slot, align 8
   %c = icmp sgt i64 %n, 0
   br i1 %c, label %ph, label %exit
 ph:
@@ -337,7 +373,7 @@ define void @sink(ptr %p) {
 }
 declare void @llvm.lifetime.start.p0(i64, ptr)
 declare void @llvm.lifetime.end.p0(i64, ptr)
-!nvvm.annotations = !{!0, !1, !2, !3, !4, !5, !6, !7, !8, !9, !10, !11, !12}
+!nvvm.annotations = !{!0, !1, !2, !3, !4, !5, !6, !7, !8, !9, !10, !11, !12, !13}
 !11 = !{ptr @stencil2d, !"kernel", i32 1}
 !12 = !{ptr @wrapping2d, !"kernel", i32 1}
 !8 = !{ptr @stencil, !"kernel", i32 1}
@@ -353,3 +389,5 @@ declare void @llvm.lifetime.end.p0(i64, ptr)
 !7 = !{ptr @variant_root, !"kernel", i32 1}
 
 declare i64 @llvm.nvvm.read.ptx.sreg.clock64()
+!13 = !{ptr @conditional_arg, !"kernel", i32 1}
+@slot = external addrspace(1) global ptr

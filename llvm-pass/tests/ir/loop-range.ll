@@ -38,6 +38,34 @@ exit:
   ret void
 }
 
+; The same loop with no preheader (entry branches straight to the loop or past it, as
+; the optimizer's last clean-ups leave `for (k = lane; k < n; k += 32)`): the pass
+; makes one on the edge into the loop, so the check runs only when the loop does.
+; CHECK-LABEL: define void @no_preheader(
+; CHECK-LABEL: entry:
+; CHECK-NOT: call i32 @__cusafe_fail
+; CHECK: br i1 %c, label %loop.preheader, label %exit
+; CHECK-LABEL: loop.preheader:
+; CHECK: call i32 @__cusafe_fail(
+; CHECK-LABEL: loop:
+; CHECK-NOT: call i32 @__cusafe_
+; CHECK: ret void
+; STATS: kernel no_preheader: 1 checks {{.*}} 1 loop ranges
+define void @no_preheader(ptr %a, i64 %n) {
+entry:
+  %c = icmp sgt i64 %n, 0
+  br i1 %c, label %loop, label %exit
+loop:
+  %i = phi i64 [ 0, %entry ], [ %i1, %loop ]
+  %p = getelementptr inbounds float, ptr %a, i64 %i
+  store float 0.0, ptr %p, align 4
+  %i1 = add nuw nsw i64 %i, 1
+  %d = icmp slt i64 %i1, %n
+  br i1 %d, label %loop, label %exit
+exit:
+  ret void
+}
+
 ; Downwards, and a neighbouring group (a[i], a[i+1]) of one trip: one preheader check.
 ; STATS: kernel down_pairs: 1 checks {{.*}} 1 merged (neighbouring), 1 loop ranges
 define void @down_pairs(ptr %a, i64 %n) {
@@ -162,7 +190,7 @@ loop:
 exit:
   ret void
 }
-!nvvm.annotations = !{!0, !1, !2, !3, !4, !5, !6, !7}
+!nvvm.annotations = !{!0, !1, !2, !3, !4, !5, !6, !7, !8}
 !0 = !{ptr @counted, !"kernel", i32 1}
 !1 = !{ptr @down_pairs, !"kernel", i32 1}
 !2 = !{ptr @conditional, !"kernel", i32 1}
@@ -193,3 +221,4 @@ exit:
   ret void
 }
 !7 = !{ptr @loaded_row, !"kernel", i32 1}
+!8 = !{ptr @no_preheader, !"kernel", i32 1}
