@@ -260,3 +260,33 @@ pub fn decompose(ir: &Ir, addr: LLVMValueRef) -> Option<(Base, i64)> {
         ))
     }
 }
+
+/// `addr - root` in bytes as arithmetic on `addr`'s GEP indices, when `addr` is `root`
+/// (up to casts) plus GEPs: `ptrtoint (gep ty, null, indices) + C`, which the backend
+/// computes from the indices alone (no cast of the object's address into the access's
+/// space, no 64-bit subtraction), and hoists or shares with the access's own address
+/// arithmetic. `None` when `addr` is not built on `root` that way.
+pub fn offset_from(ir: &Ir, root: LLVMValueRef, addr: LLVMValueRef) -> Option<LLVMValueRef> {
+    let (base, off) = decompose(ir, addr)?;
+    if strip_casts(base.ptr) != strip_casts(root) {
+        return None;
+    }
+    let at_zero = Base {
+        ptr: unsafe { LLVMConstNull(LLVMTypeOf(base.ptr)) },
+        gep: base.gep,
+    };
+    Some(ir.to_int(at_zero.build(ir, off)))
+}
+
+/// `v` without address-space casts and bitcasts (instructions or constant expressions).
+fn strip_casts(mut v: LLVMValueRef) -> LLVMValueRef {
+    loop {
+        let op = opcode(v).or_else(|| unsafe {
+            (!LLVMIsAConstantExpr(v).is_null()).then(|| LLVMGetConstOpcode(v))
+        });
+        match op {
+            Some(LLVMOpcode::LLVMAddrSpaceCast | LLVMOpcode::LLVMBitCast) => v = operand(v, 0),
+            _ => return v,
+        }
+    }
+}

@@ -615,7 +615,9 @@ impl Checker {
                 ObjSize::Const(n) => ir.c64(n),
                 ObjSize::DynamicShared => ir.int_cast(self.dynamic_smem_size(ir), ir.i64),
             };
-            let inside = self.fits(ir, r, ir.sub(ai, bi), size, len);
+            let off =
+                crate::base::offset_from(ir, r.root, r.addr).unwrap_or_else(|| ir.sub(ai, bi));
+            let inside = self.fits(ir, r, off, size, len);
             let bad = LLVMBuildNot(ir.b, inside, crate::ir::NONAME);
             Verdict {
                 bad,

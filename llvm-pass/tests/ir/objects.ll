@@ -40,20 +40,22 @@ define void @k(i64 %i) {
 ; CHECK: @__cusafe_site.3 = internal addrspace(1) global { i32, i32, ptr } { i32 0, i32 64,
 ; CHECK: @__cusafe_site.4 = internal addrspace(1) global { i32, i32, ptr } { i32 0, i32 64,
 ; CHECK-LABEL: define void @k(
-; Local array: offset from the alloca, size 16, local flag (8) | write (1).
-; CHECK: [[B:%.*]] = ptrtoint ptr %arr to i64
-; CHECK: [[A:%.*]] = ptrtoint ptr %pa to i64
-; CHECK: [[OFF:%.*]] = sub i64 [[A]], [[B]]
+; Local array: offset from the alloca as arithmetic on the GEP's indices (a GEP on
+; null: no address of the object needed), size 16, local flag (8) | write (1).
+; CHECK: [[OG:%.*]] = getelementptr [4 x i32], ptr null, i64 0, i64 %i
+; CHECK: [[OFF:%.*]] = ptrtoint ptr [[OG]] to i64
 ; A 4-byte access in 16 bytes: offsets below 13 (one compare, the bound folded).
 ; CHECK: icmp ult i64 [[OFF]], 13
 ; CHECK-NOT: load i64
 ; CHECK: call i32 @__cusafe_fail({{.*}}, i64 16, i32 4, ptr addrspacecast (ptr addrspace(1) @__cusafe_site.0 to ptr))
-; Shared array in its own address space: size 128, shared flag (16) | write.
-; CHECK: sub i64 {{%.*}}, ptrtoint (ptr addrspace(3) @_ZZ1kE4tile to i64)
-; CHECK: call i32 @__cusafe_fail({{.*}}, i64 128, i32 4, ptr addrspacecast (ptr addrspace(1) @__cusafe_site.1 to ptr))
-; The same array through a generic pointer is compared in the generic space.
-; CHECK: sub i64 {{%.*}}, ptrtoint (ptr addrspacecast (ptr addrspace(3) @_ZZ1kE4tile to ptr) to i64)
-; CHECK: call i32 @__cusafe_fail({{.*}}, i64 128, i32 4, ptr addrspacecast (ptr addrspace(1) @__cusafe_site.2 to ptr))
+; Shared array in its own address space: size 128, shared flag (16) | write; the
+; cold path still gets the object's address.
+; CHECK: getelementptr [32 x float], ptr addrspace(3) null, i64 0, i64 %i
+; CHECK: icmp ult i64 {{%.*}}, 125
+; CHECK: call i32 @__cusafe_fail({{.*}}, i64 ptrtoint (ptr addrspace(3) @_ZZ1kE4tile to i64), i64 128, i32 4, ptr addrspacecast (ptr addrspace(1) @__cusafe_site.1 to ptr))
+; The same array through a generic pointer: the same index arithmetic.
+; CHECK: getelementptr [32 x float], ptr null, i64 0, i64 %i
+; CHECK: call i32 @__cusafe_fail({{.*}}, i64 ptrtoint (ptr addrspacecast (ptr addrspace(3) @_ZZ1kE4tile to ptr) to i64), i64 128, i32 4, ptr addrspacecast (ptr addrspace(1) @__cusafe_site.2 to ptr))
 ; __device__ array: size 32, global-variable flag (64).
 ; CHECK: call i32 @__cusafe_fail({{.*}}, i64 32, i32 4, ptr addrspacecast (ptr addrspace(1) @__cusafe_site.3 to ptr))
 ; CHECK: store i32 2, ptr %c1
