@@ -154,6 +154,19 @@ impl Checker {
         }
     }
 
+    /// Whether the check of range `r` (its root before recover-mode phis: `root`) goes to
+    /// `__cusafe_slow`, which finishes pseudo-pointer checks and may return "skip".
+    fn out_of_line(&self, r: &Range, root: LLVMValueRef) -> bool {
+        self.pseudo && matches!(r.target, Target::Heap) && may_be_pseudo(root, &self.kernels)
+    }
+
+    /// Whether a check of `acc` can return from its cold path and skip the access (a
+    /// recover-mode build, or an out-of-line pseudo-pointer check): code between such a
+    /// check and its access does not dominate what follows the access.
+    pub fn may_skip(&self, acc: &Access) -> bool {
+        recover_build() || acc.ranges.iter().any(|r| self.out_of_line(r, r.root))
+    }
+
     /// Instruments one access of function `func`: a check per planned range before it,
     /// each with its own cold report block, and the recover-mode skip after it. Ranges a
     /// dominating check covers get none; their accesses are still stripped.
@@ -326,9 +339,7 @@ impl Checker {
         len: LLVMValueRef,
     ) -> Option<LLVMValueRef> {
         unsafe {
-            let out_of_line = self.pseudo
-                && matches!(r.target, Target::Heap)
-                && may_be_pseudo(original_root, &self.kernels);
+            let out_of_line = self.out_of_line(r, original_root);
             let text = sites.text(ir, func, inst, &v.object);
             let mut args = [
                 v.addr,

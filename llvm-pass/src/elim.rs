@@ -49,6 +49,7 @@ use cusafe_format::report::ACCESS_RANGE;
 use llvm_sys::core::*;
 use llvm_sys::prelude::*;
 use llvm_sys::LLVMOpcode;
+use std::collections::HashSet;
 
 /// Where the root half of a heap check is computed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -184,18 +185,25 @@ fn hoist_target(cfg: &Cfg, b: usize, root: LLVMValueRef) -> Option<LLVMValueRef>
 
 /// The earliest point of `access`'s block where the root half of its check on `root`
 /// can be built instead of right before the access: after the block's phis, the root's
-/// definition and the last call that may not return. From there the access runs unless
+/// definition, the last call that may not return and the last access whose check can
+/// skip it (a skip jumps from that check to past its access, so code in between would
+/// not dominate ours). From there the access runs unless
 /// an earlier check in the block fails, so the header is loaded only where the program
 /// is about to touch the block (a stray root's header load can fault only where its
 /// access would), but the load starts before the block's earlier checks and accesses,
 /// and its latency overlaps theirs (conv2d's store no longer waits for it after the
 /// loads' checks).
-fn raise(access: LLVMValueRef, root: LLVMValueRef) -> LLVMValueRef {
+fn raise(
+    access: LLVMValueRef,
+    root: LLVMValueRef,
+    may_skip: &HashSet<LLVMValueRef>,
+) -> LLVMValueRef {
     let mut at = access;
     loop {
         let prev = unsafe { LLVMGetPreviousInstruction(at) };
         let stop = prev.is_null()
             || prev == root
+            || may_skip.contains(&prev)
             || unsafe { !LLVMIsAPHINode(prev).is_null() }
             || (opcode(prev) == Some(LLVMOpcode::LLVMCall) && callee(prev).is_none_or(may_stop));
         if stop {
@@ -303,9 +311,17 @@ fn group_neighbours(ir: &Ir, cfg: &Cfg, accesses: &[Access], plan: &mut Plan) {
     close(&mut open, plan);
 }
 
-/// Plans the checks of one function's accesses. `scoped` says the function marks
-/// local scopes (no recurring elimination then); `on` is [`enabled`].
-pub fn plan(ir: &Ir, cfg: &Cfg, accesses: &[Access], scoped: bool, on: bool) -> Plan {
+/// Plans the checks of one function's accesses. `may_skip`: the accesses whose checks
+/// can skip them (`Checker::may_skip`); `scoped` says the function marks local scopes
+/// (no recurring elimination then); `on` is [`enabled`].
+pub fn plan(
+    ir: &Ir,
+    cfg: &Cfg,
+    accesses: &[Access],
+    may_skip: &HashSet<LLVMValueRef>,
+    scoped: bool,
+    on: bool,
+) -> Plan {
     let block_of = |a: &Access| cfg.block_index(unsafe { LLVMGetInstructionParent(a.inst) });
     let mut order: Vec<usize> = (0..accesses.len()).collect();
     // Reverse post order of blocks, then position: a dominator comes before what it
@@ -367,7 +383,7 @@ pub fn plan(ir: &Ir, cfg: &Cfg, accesses: &[Access], scoped: bool, on: bool) -> 
                     }
                     None => Anchor {
                         root: r.root,
-                        before: raise(acc.inst, r.root),
+                        before: raise(acc.inst, r.root, may_skip),
                         hoisted: false,
                     },
                 }

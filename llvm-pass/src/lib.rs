@@ -97,10 +97,17 @@ fn instrument_module(ir: &Ir) -> Result<(), String> {
         let insts = ir::instructions(f);
         let found = collect::collect(ir, &insts);
         let mut roots = strip::Roots::default();
+        let may_skip: std::collections::HashSet<_> = found
+            .accesses
+            .iter()
+            .filter(|a| checker.may_skip(a))
+            .map(|a| a.inst)
+            .collect();
         let plan = elim::plan(
             ir,
             &dom::Cfg::of(f),
             &found.accesses,
+            &may_skip,
             scoped.contains(&f),
             optimise,
         );
