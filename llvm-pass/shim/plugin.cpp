@@ -79,15 +79,13 @@ extern "C" bool cusafe_inline_call(LLVMValueRef Call) {
 // Gives every loop of `Fn` a preheader (and dedicated exits, one backedge), as
 // loop-simplify does: the optimizer's last CFG clean-ups fold a preheader into the block
 // that tests "the loop runs at all" (matvec's `for (k = lane; k < n; k += 32)`), which
-// leaves no place to hoist a check to. Returns whether anything changed.
-extern "C" bool cusafe_simplify_loops(LLVMValueRef Fn) {
+// leaves no place to hoist a check to.
+extern "C" void cusafe_simplify_loops(LLVMValueRef Fn) {
   auto &F = *llvm::unwrap<llvm::Function>(Fn);
   llvm::DominatorTree DT(F);
   llvm::LoopInfo LI(DT);
-  bool Changed = false;
   for (llvm::Loop *L : LI)
-    Changed |= llvm::simplifyLoop(L, &DT, &LI, nullptr, nullptr, nullptr, false);
-  return Changed;
+    llvm::simplifyLoop(L, &DT, &LI, nullptr, nullptr, nullptr, false);
 }
 
 // ---- Loop ranges: what a whole loop's accesses through one pointer cover ----------

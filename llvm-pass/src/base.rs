@@ -11,7 +11,7 @@
 //! terms are rebuilt extended, then added in the index type, which cannot wrap where
 //! the original did not.
 
-use crate::classify::{const_int, gep_offset};
+use crate::classify::{const_int, gep_offset, strip_casts};
 use crate::ir::{opcode, operand, Ir};
 use llvm_sys::core::*;
 use llvm_sys::prelude::*;
@@ -169,8 +169,8 @@ fn split_terms(v: LLVMValueRef, wrap: Wrap, terms: &mut Vec<LLVMValueRef>) -> Op
     }
 }
 
-/// An index as (terms, C) with the terms in a canonical order, or `None` when it has
-/// no constant part to take out.
+/// An index as (terms, C) with the terms in a canonical order, or `None` for an index
+/// used as it is that does not split (the GEP then keeps it as it is).
 fn split_add(v: LLVMValueRef) -> Option<(Index, i64)> {
     unsafe {
         // A widened index is split inside the extension, so that `sext i` and
@@ -188,16 +188,15 @@ fn split_add(v: LLVMValueRef) -> Option<(Index, i64)> {
                 (v, Wrap::Signed, Widen::Sign(i64))
             }
         };
-        let mut terms = Vec::new();
-        let (terms, c) = match split_terms(inner, wrap, &mut terms) {
-            Some(c) if !terms.is_empty() => (terms, c),
+        let mut split = Vec::new();
+        let (mut terms, c) = match split_terms(inner, wrap, &mut split) {
+            Some(c) if !split.is_empty() => (split, c),
             // Too many terms (or all constant, which GEP folding leaves rare): one term.
             _ => (vec![inner], 0),
         };
         if ext == Widen::Keep && terms == [v] {
             return None;
         }
-        let mut terms = terms;
         terms.sort_by_key(|&t| t as usize);
         Some((Index { terms, ext }, c))
     }
@@ -276,17 +275,4 @@ pub fn offset_from(ir: &Ir, root: LLVMValueRef, addr: LLVMValueRef) -> Option<LL
         gep: base.gep,
     };
     Some(ir.to_int(at_zero.build(ir, off)))
-}
-
-/// `v` without address-space casts and bitcasts (instructions or constant expressions).
-fn strip_casts(mut v: LLVMValueRef) -> LLVMValueRef {
-    loop {
-        let op = opcode(v).or_else(|| unsafe {
-            (!LLVMIsAConstantExpr(v).is_null()).then(|| LLVMGetConstOpcode(v))
-        });
-        match op {
-            Some(LLVMOpcode::LLVMAddrSpaceCast | LLVMOpcode::LLVMBitCast) => v = operand(v, 0),
-            _ => return v,
-        }
-    }
 }

@@ -75,6 +75,18 @@ pub fn root_of(mut v: LLVMValueRef) -> LLVMValueRef {
     v
 }
 
+/// Strips address-space casts and bitcasts (instructions and constant expressions), not
+/// GEPs: `v` as the same address.
+pub fn strip_casts(mut v: LLVMValueRef) -> LLVMValueRef {
+    while matches!(
+        op_of(v),
+        Some(LLVMOpcode::LLVMAddrSpaceCast | LLVMOpcode::LLVMBitCast)
+    ) {
+        v = operand(v, 0);
+    }
+    v
+}
+
 fn op_of(v: LLVMValueRef) -> Option<LLVMOpcode> {
     opcode(v)
         .or_else(|| unsafe { (!LLVMIsAConstantExpr(v).is_null()).then(|| LLVMGetConstOpcode(v)) })

@@ -187,12 +187,11 @@ fn hoist_target(cfg: &Cfg, b: usize, root: LLVMValueRef) -> Option<LLVMValueRef>
 /// can be built instead of right before the access: after the block's phis, the root's
 /// definition, the last call that may not return and the last access whose check can
 /// skip it (a skip jumps from that check to past its access, so code in between would
-/// not dominate ours). From there the access runs unless
-/// an earlier check in the block fails, so the header is loaded only where the program
-/// is about to touch the block (a stray root's header load can fault only where its
-/// access would), but the load starts before the block's earlier checks and accesses,
-/// and its latency overlaps theirs (conv2d's store no longer waits for it after the
-/// loads' checks).
+/// not dominate ours). From there the access runs unless an earlier check in the block
+/// fails, so the header is loaded only where the program is about to touch the block (a
+/// stray root's header load can fault only where its access would), but the load starts
+/// before the block's earlier checks and accesses and its latency overlaps theirs
+/// (conv2d's store no longer waits for it after the loads' checks).
 fn raise(
     access: LLVMValueRef,
     root: LLVMValueRef,

@@ -6,7 +6,7 @@ use crate::collect::Range;
 use llvm_sys::prelude::*;
 
 extern "C" {
-    fn cusafe_simplify_loops(f: LLVMValueRef) -> bool;
+    fn cusafe_simplify_loops(f: LLVMValueRef);
     fn cusafe_loop_ranges_new(f: LLVMValueRef) -> *mut std::ffi::c_void;
     fn cusafe_loop_ranges_free(s: *mut std::ffi::c_void);
     fn cusafe_loop_range(
