@@ -4,6 +4,7 @@
 //!   pointer-arithmetic (XOR) rule.
 //! * [`block`]: size classes, the in-band header and the block layout.
 //! * [`pseudo`]: local-memory pseudo-pointers and stack epochs.
+//! * [`launch`]: hidden kernel parameters carrying each pointer argument's bounds.
 //! * [`rtpage`]: the fixed device address where device code finds the runtime's state.
 //! * [`report`]: the report page and record written by device code and read by the host.
 //!
@@ -12,6 +13,7 @@
 //! that the two agree.
 
 pub mod block;
+pub mod launch;
 pub mod pointer;
 pub mod pseudo;
 pub mod report;

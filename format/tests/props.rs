@@ -2,6 +2,7 @@
 //! one-past-the-end guarantee.
 
 use cusafe_format::block::*;
+use cusafe_format::launch::{fits, launch_bounds};
 use cusafe_format::pointer::*;
 use cusafe_format::report::*;
 use proptest::prelude::*;
@@ -94,5 +95,20 @@ proptest! {
         let r = Record { kind, addr, root, header_size: hs, access_size: acc, flags,
                          thread: th, block: bl, kernel, file, line, col, object };
         prop_assert_eq!(Record::decode(&r.encode()), Some(r));
+    }
+
+    #[test]
+    fn launch_bounds_of_any_argument_decide_like_the_header((size, t) in size_and_class(), slot: u64, arg_frac in 0.0f64..=1.0, off: i64, len in 1u64..=64, freed: bool) {
+        // The kernel gets an interior pointer; the access is anywhere relative to it.
+        let base = block_at(t, slot);
+        let arg = payload(base) + (size as f64 * arg_frac) as u64;
+        let header = if freed { 0 } else { size };
+        let (start, limit) = launch_bounds(arg, |b| { assert_eq!(b, base); header });
+        let a = gep(arg, off);
+        if is_poisoned(a) {
+            prop_assert!(!fits(a, start, limit, len));
+        } else {
+            prop_assert_eq!(fits(a, start, limit, len), access_ok(a, base, header, len));
+        }
     }
 }

@@ -88,6 +88,47 @@ extern "C" void cusafe_simplify_loops(LLVMValueRef Fn) {
     llvm::simplifyLoop(L, &DT, &LI, nullptr, nullptr, nullptr, false);
 }
 
+// ---- Kernel signatures (launch-time bounds) ----------------------------------------
+
+// Bytes kernel parameter `I` of `Fn` takes in the parameter space: its byval type's
+// size for an aggregate passed by value, else its type's.
+extern "C" uint64_t cusafe_param_bytes(LLVMValueRef Fn, unsigned I) {
+  auto &F = *llvm::unwrap<llvm::Function>(Fn);
+  const llvm::DataLayout &DL = F.getParent()->getDataLayout();
+  if (llvm::Type *T = F.getParamByValType(I))
+    return DL.getTypeAllocSize(T);
+  return DL.getTypeAllocSize(F.getArg(I)->getType());
+}
+
+// Whether kernel parameter `I` of `Fn` is an aggregate passed by value.
+extern "C" bool cusafe_param_is_byval(LLVMValueRef Fn, unsigned I) {
+  return llvm::unwrap<llvm::Function>(Fn)->hasParamAttribute(I, llvm::Attribute::ByVal);
+}
+
+// Replaces function `Fn` with one that takes `N` more i64 parameters after its own:
+// same name, attributes, metadata and body (moved, not copied); every use of `Fn` (the
+// nvvm.annotations entry of a kernel) now names the new function. The C API cannot move
+// a body between functions with its attributes and debug info. Returns the new one.
+extern "C" LLVMValueRef cusafe_add_i64_params(LLVMValueRef Fn, unsigned N) {
+  auto *F = llvm::unwrap<llvm::Function>(Fn);
+  llvm::SmallVector<llvm::Type *, 16> Params(F->getFunctionType()->params());
+  Params.append(N, llvm::Type::getInt64Ty(F->getContext()));
+  auto *Ty = llvm::FunctionType::get(F->getReturnType(), Params, F->isVarArg());
+  auto *NF = llvm::Function::Create(Ty, F->getLinkage(), F->getAddressSpace(), "");
+  F->getParent()->getFunctionList().insert(F->getIterator(), NF);
+  NF->copyAttributesFrom(F);
+  NF->copyMetadata(F, 0);
+  NF->splice(NF->begin(), F);
+  for (unsigned I = 0; I < F->arg_size(); ++I) {
+    F->getArg(I)->replaceAllUsesWith(NF->getArg(I));
+    NF->getArg(I)->takeName(F->getArg(I));
+  }
+  F->replaceAllUsesWith(NF);
+  NF->takeName(F);
+  F->eraseFromParent();
+  return llvm::wrap(NF);
+}
+
 // ---- Loop ranges: what a whole loop's accesses through one pointer cover ----------
 //
 // ScalarEvolution and its expander have no C API. An access that runs on every trip of

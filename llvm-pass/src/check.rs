@@ -48,6 +48,13 @@ pub struct RootPart {
     limit: LLVMValueRef,
 }
 
+impl RootPart {
+    /// The window `start`, `limit` (i64 values).
+    pub fn new(start: LLVMValueRef, limit: LLVMValueRef) -> RootPart {
+        RootPart { start, limit }
+    }
+}
+
 /// Values replaced by recover-mode phis: a loaded value used as a later access's root or
 /// address must be read through its phi, which dominates where the original no longer does.
 pub type Replaced = HashMap<LLVMValueRef, LLVMValueRef>;
@@ -90,6 +97,8 @@ pub struct Checker {
     /// Whether the module makes pseudo-pointers (escaping locals or `__shared__` arrays).
     pseudo: bool,
     kernels: Vec<LLVMValueRef>,
+    /// The launch-time windows of kernel pointer parameters (`crate::launch`).
+    windows: crate::launch::Windows,
     /// Builds the bounds of [`Checker::bound`] next to their window, wherever the main
     /// builder is.
     aux: LLVMBuilderRef,
@@ -105,8 +114,14 @@ impl Drop for Checker {
 
 impl Checker {
     /// Declares the cold-path functions and the no-header word in the module. `pseudo`:
-    /// whether the module makes pseudo-pointers; `kernels`: its kernels.
-    pub fn new(ir: &Ir, pseudo: bool, kernels: &[LLVMValueRef]) -> Checker {
+    /// whether the module makes pseudo-pointers; `kernels`: its kernels; `windows`: the
+    /// launch-time windows of kernel parameters.
+    pub fn new(
+        ir: &Ir,
+        pseudo: bool,
+        kernels: &[LLVMValueRef],
+        windows: crate::launch::Windows,
+    ) -> Checker {
         unsafe {
             // (addr, root, size compared against, access length, site): device-rt works
             // out the rest; every argument is a register live at the call.
@@ -148,6 +163,7 @@ impl Checker {
                 no_header,
                 pseudo,
                 kernels: kernels.to_vec(),
+                windows,
                 aux: LLVMCreateBuilderInContext(ir.ctx),
                 bounds: RefCell::new(HashMap::new()),
             }
@@ -158,6 +174,17 @@ impl Checker {
     /// `__cusafe_slow`, which finishes pseudo-pointer checks and may return "skip".
     fn out_of_line(&self, r: &Range, root: LLVMValueRef) -> bool {
         self.pseudo && matches!(r.target, Target::Heap) && may_be_pseudo(root, &self.kernels)
+    }
+
+    /// Whether accesses rooted at `root` may keep the root's bits 47..63 (no strip): a
+    /// kernel parameter with a launch-time window in a trap-mode build. Its window lets
+    /// no access through unless the parameter is below bit 47 (a poisoned parameter's
+    /// window is empty), and a failed check never returns.
+    fn keeps_tags(&self, root: LLVMValueRef) -> bool {
+        self.trap_slot.is_some()
+            && self
+                .windows
+                .contains_key(&crate::classify::strip_casts(root))
     }
 
     /// Whether a check of `acc` can return from its cold path and skip the access (a
@@ -240,7 +267,7 @@ impl Checker {
             for r in acc
                 .ranges
                 .iter()
-                .filter(|r| matches!(r.target, Target::Heap))
+                .filter(|r| matches!(r.target, Target::Heap) && !self.keeps_tags(r.root))
             {
                 roots.strip_access(ir, func, acc.inst, r.operand, resolve(replaced, r.root));
             }
@@ -568,8 +595,14 @@ impl Checker {
     ///   loaded, its base would fault): `start` = the root itself (the cold path reads
     ///   its bits), `limit` = 0, so every access goes out of line;
     /// * a foreign pointer: `start` = 0, `limit` = all ones (never fails).
+    ///
+    /// A kernel parameter with a launch-time window (`crate::launch`) takes it from its
+    /// hidden parameters instead: the runtime worked out the same values at launch.
     fn root_part(&self, ir: &Ir, root: LLVMValueRef) -> RootPart {
         use LLVMIntPredicate::*;
+        if let Some(w) = self.windows.get(&crate::classify::strip_casts(root)) {
+            return *w;
+        }
         unsafe {
             let ri = ir.to_int(root);
             let t = ir.lshr(ri, ir.c64(TAG_SHIFT.into()));

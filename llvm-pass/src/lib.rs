@@ -21,6 +21,7 @@ mod dom;
 mod elim;
 mod ir;
 mod kernels;
+mod launch;
 mod locals;
 mod loops;
 mod plugin;
@@ -68,6 +69,11 @@ fn defined_functions(m: LLVMModuleRef) -> Vec<LLVMValueRef> {
 
 fn instrument_module(ir: &Ir) -> Result<(), String> {
     let want_stats = std::env::var_os("CUSAFE_PASS_STATS").is_some_and(|v| v != "0");
+    let windows = if launch::enabled() {
+        launch::add_windows(ir, &kernels::kernels(ir.module))
+    } else {
+        launch::Windows::new()
+    };
     let kernels = kernels::kernels(ir.module);
     let mut sites = sites::Sites::default();
     let mut replaced = check::Replaced::new();
@@ -82,7 +88,7 @@ fn instrument_module(ir: &Ir) -> Result<(), String> {
         }
     }
     let tagged_shared = shared::instrument(ir, &functions);
-    let checker = check::Checker::new(ir, tagged_locals + tagged_shared > 0, &kernels);
+    let checker = check::Checker::new(ir, tagged_locals + tagged_shared > 0, &kernels, windows);
     let optimise = elim::enabled();
     if tagged_locals > 0 {
         for &k in &kernels {
