@@ -36,6 +36,8 @@ pub const DEFAULT_GPU_ARCH: &str = "sm_90";
 pub const STATS_ENV: &str = "CUSAFE_PASS_STATS";
 /// Environment variable that makes the pass build recover-mode cold paths.
 pub const RECOVER_ENV: &str = "CUSAFE_PASS_RECOVER";
+/// Environment variable that turns the pass's launch-time bounds off (value "0").
+pub const LAUNCH_BOUNDS_ENV: &str = "CUSAFE_PASS_LAUNCH_BOUNDS";
 /// Symbol the runtime exports; the link asks for it so `--as-needed` cannot drop the runtime.
 pub const RT_PRESENT_SYMBOL: &str = "__cusafe_rt_present";
 
@@ -58,6 +60,11 @@ cusafe flags:
                            CUSAFE_OPTIONS=halt_on_error=0 (report each site once, skip
                            the bad access); costs registers. Without it a device report
                            always ends the launch (sets CUSAFE_PASS_RECOVER=1 for clang)
+  --cusafe-no-launch-bounds
+                           kernels decode each pointer argument's bounds on the device
+                           instead of taking them from the runtime at launch (for
+                           launches cusafe's runtime does not see; slower; sets
+                           CUSAFE_PASS_LAUNCH_BOUNDS=0 for clang)
   --cusafe-print-command   print the clang++ command line (shell-quoted) instead of
                            running it
   --help                   this text
@@ -101,6 +108,8 @@ pub struct CusafeFlags {
     pub stats: bool,
     /// `--cusafe-recover`.
     pub recover: bool,
+    /// `--cusafe-no-launch-bounds`.
+    pub no_launch_bounds: bool,
     /// `--cusafe-print-command`.
     pub print_command: bool,
     /// `--help`.
@@ -230,6 +239,7 @@ impl CommandLine {
                     "no-instrument" => out.flags.no_instrument = true,
                     "stats" => out.flags.stats = true,
                     "recover" => out.flags.recover = true,
+                    "no-launch-bounds" => out.flags.no_launch_bounds = true,
                     "print-command" => out.flags.print_command = true,
                     _ => return Err(ClangxxError::UnknownFlag(text.into_owned())),
                 }
@@ -398,12 +408,13 @@ impl CommandLine {
         }
 
         let env = [
-            (self.flags.stats, STATS_ENV),
-            (self.flags.recover, RECOVER_ENV),
+            (self.flags.stats, STATS_ENV, "1"),
+            (self.flags.recover, RECOVER_ENV, "1"),
+            (self.flags.no_launch_bounds, LAUNCH_BOUNDS_ENV, "0"),
         ]
         .into_iter()
-        .filter(|&(on, _)| on)
-        .map(|(_, name)| (name.to_owned(), "1".to_owned()))
+        .filter(|&(on, _, _)| on)
+        .map(|(_, name, value)| (name.to_owned(), value.to_owned()))
         .collect();
         Ok(ClangCommand { program, args, env })
     }
@@ -602,9 +613,10 @@ mod tests {
             "--cusafe-stats",
             "--cusafe-print-command",
             "--cusafe-recover",
+            "--cusafe-no-launch-bounds",
         ]);
         assert!(c.flags.no_instrument && c.flags.stats && c.flags.print_command);
-        assert!(c.flags.recover);
+        assert!(c.flags.recover && c.flags.no_launch_bounds);
         assert_eq!(c.args, vec![OsString::from("a.cu")]);
         let err = CommandLine::parse([OsString::from("--cusafe-bogus")]).unwrap_err();
         assert!(err.to_string().contains("--cusafe-bogus"));

@@ -1,37 +1,34 @@
 //! Launch-time bounds: the window of every pointer argument of an instrumented kernel,
 //! worked out by the host runtime at launch instead of by every device thread.
 //!
-//! The pass gives a kernel two hidden `i64` parameters per pointer parameter it checks,
-//! appended after the source parameters in parameter order: `start`, `limit` (the
-//! window of [`launch_bounds`]). It records which parameters they belong to in a device
-//! global named [`layout_symbol`] of the kernel, an array of little-endian `u32`:
+//! The pass gives a kernel two hidden `i64` parameters, `start` and `limit` (the window
+//! of [`launch_bounds`]), for each of its source parameters of 8 bytes ([`has_window`]:
+//! every pointer, and the few 8-byte scalars, whose windows go unused), appended after
+//! the source parameters in parameter order. It marks such a kernel with a device
+//! global named [`layout_symbol`] of the kernel: one byte per source parameter, 1 where
+//! the parameter has a window.
 //!
-//! | index | meaning |
-//! |---|---|
-//! | 0 | [`LAYOUT_MAGIC`] |
-//! | 1 | [`LAYOUT_VERSION`] |
-//! | 2 | number of source parameters `n` |
-//! | 3 | number of checked pointer parameters `k` |
-//! | 4.. | the `k` parameter indices, ascending |
-//!
-//! The runtime's launch hooks read that global once per kernel, then pass
-//! `n + 2k` arguments: the program's `n`, then each checked pointer's window. A kernel
-//! without the global is launched as it is.
+//! The runtime's launch hooks learn a kernel's layout once, from driver queries alone
+//! (no copy, so it works during stream capture): the marker's size is the source
+//! parameter count `n`, `cuFuncGetParamInfo` the parameter sizes
+//! ([`Layout::from_param_sizes`]). They then pass `n + 2k` arguments: the program's
+//! `n`, then each window. A kernel without the marker is launched as it is.
 
 use crate::block::{block_base, PREFIX};
 use crate::pointer::{is_cusafe, tag_of};
 use crate::pseudo::PSEUDO_BIT;
 
-/// First word of a kernel layout ("CSKL").
-pub const LAYOUT_MAGIC: u32 = 0x4c4b_5343;
-/// Layout format version.
-pub const LAYOUT_VERSION: u32 = 1;
-/// Prefix of the layout global's name; the kernel's (mangled) name follows.
-pub const LAYOUT_PREFIX: &str = "__cusafe_layout_";
+/// Prefix of the marker global's name; the kernel's (mangled) name follows.
+pub const LAYOUT_PREFIX: &str = "__cusafe_windows_";
 
-/// The name of the layout global of the kernel named `kernel`.
+/// The name of the marker global of the kernel named `kernel`.
 pub fn layout_symbol(kernel: &str) -> String {
     format!("{LAYOUT_PREFIX}{kernel}")
+}
+
+/// Whether a source parameter of `bytes` bytes gets a window.
+pub const fn has_window(bytes: u64) -> bool {
+    bytes == 8
 }
 
 /// Which parameters of a kernel carry hidden bounds.
@@ -39,78 +36,82 @@ pub fn layout_symbol(kernel: &str) -> String {
 pub struct Layout {
     /// Number of source parameters (the arguments the program passes).
     pub params: u32,
-    /// Indices of the checked pointer parameters, ascending, each below `params`.
-    pub pointers: Vec<u32>,
+    /// Indices of the parameters with a window, ascending, each below `params`.
+    pub windows: Vec<u32>,
 }
 
-/// Why a layout global could not be read.
+/// Why a kernel's parameters do not match its marker.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum LayoutError {
-    /// Shorter than its header or its index list.
-    Truncated,
-    /// The first word is not [`LAYOUT_MAGIC`].
-    BadMagic(u32),
-    /// Written by a pass of another layout version.
-    Version(u32),
-    /// Indices not ascending or not below the parameter count.
-    BadIndex(u32),
+    /// The kernel has fewer parameters than the marker says it has source parameters.
+    TooFew {
+        /// Source parameters per the marker.
+        params: u32,
+        /// Parameters the driver reports.
+        total: u32,
+    },
+    /// The hidden parameters are not two 8-byte words per window.
+    Hidden {
+        /// Windows the source parameters call for.
+        windows: u32,
+        /// Hidden parameter sizes the driver reports.
+        sizes: Vec<u64>,
+    },
 }
 
 impl std::fmt::Display for LayoutError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            LayoutError::Truncated => write!(f, "the kernel layout is truncated"),
-            LayoutError::BadMagic(m) => write!(f, "the kernel layout has magic {m:#x}"),
-            LayoutError::Version(v) => write!(
+            LayoutError::TooFew { params, total } => write!(
                 f,
-                "the kernel layout has version {v}, this runtime reads version \
-                 {LAYOUT_VERSION} (rebuild the program with this cusafe)"
+                "its marker names {params} source parameters but it has {total} parameters"
             ),
-            LayoutError::BadIndex(i) => {
-                write!(f, "the kernel layout names parameter {i} out of order")
-            }
+            LayoutError::Hidden { windows, sizes } => write!(
+                f,
+                "it should have {} hidden 8-byte parameters for {windows} windows, it has \
+                 sizes {sizes:?}",
+                2 * windows
+            ),
         }
     }
 }
 
 impl Layout {
-    /// The words of the layout global.
-    pub fn to_words(&self) -> Vec<u32> {
-        let mut w = vec![
-            LAYOUT_MAGIC,
-            LAYOUT_VERSION,
-            self.params,
-            self.pointers.len() as u32,
-        ];
-        w.extend(&self.pointers);
-        w
+    /// The layout of source parameters of `sizes` bytes each.
+    pub fn of_sources(sizes: &[u64]) -> Layout {
+        Layout {
+            params: sizes.len() as u32,
+            windows: (0..sizes.len() as u32)
+                .filter(|&i| has_window(sizes[i as usize]))
+                .collect(),
+        }
     }
 
-    /// Parses the bytes of a layout global (trailing bytes ignored).
-    pub fn from_bytes(bytes: &[u8]) -> Result<Layout, LayoutError> {
-        let word = |i: usize| {
-            bytes
-                .get(4 * i..4 * i + 4)
-                .map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")))
-                .ok_or(LayoutError::Truncated)
-        };
-        if word(0)? != LAYOUT_MAGIC {
-            return Err(LayoutError::BadMagic(word(0)?));
+    /// The marker's bytes: 1 for a parameter with a window, else 0.
+    pub fn marker(&self) -> Vec<u8> {
+        (0..self.params)
+            .map(|i| u8::from(self.windows.contains(&i)))
+            .collect()
+    }
+
+    /// The layout of a kernel whose marker says `params` source parameters and whose
+    /// parameters (source and hidden) have `sizes` bytes each, checked: the hidden
+    /// parameters must be exactly the windows' words.
+    pub fn from_param_sizes(params: u32, sizes: &[u64]) -> Result<Layout, LayoutError> {
+        let total = sizes.len() as u32;
+        if total < params {
+            return Err(LayoutError::TooFew { params, total });
         }
-        if word(1)? != LAYOUT_VERSION {
-            return Err(LayoutError::Version(word(1)?));
+        let layout = Layout::of_sources(&sizes[..params as usize]);
+        let hidden = &sizes[params as usize..];
+        let k = layout.windows.len() as u32;
+        if hidden.len() as u32 != 2 * k || hidden.iter().any(|&b| b != 8) {
+            return Err(LayoutError::Hidden {
+                windows: k,
+                sizes: hidden.to_vec(),
+            });
         }
-        let params = word(2)?;
-        let k = word(3)? as usize;
-        let mut pointers: Vec<u32> = Vec::with_capacity(k.min(4096));
-        for i in 0..k {
-            let p = word(4 + i)?;
-            if p >= params || pointers.last().is_some_and(|&q| q >= p) {
-                return Err(LayoutError::BadIndex(p));
-            }
-            pointers.push(p);
-        }
-        Ok(Layout { params, pointers })
+        Ok(layout)
     }
 }
 
@@ -147,37 +148,37 @@ mod tests {
     use super::*;
 
     #[test]
-    fn layout_round_trips() {
-        let l = Layout {
-            params: 5,
-            pointers: vec![0, 2, 4],
-        };
-        let bytes: Vec<u8> = l.to_words().iter().flat_map(|w| w.to_le_bytes()).collect();
-        assert_eq!(Layout::from_bytes(&bytes), Ok(l));
+    fn eight_byte_parameters_get_windows() {
+        let l = Layout::of_sources(&[8, 4, 16, 8, 8]);
+        assert_eq!(l.windows, vec![0, 3, 4]);
+        assert_eq!(l.marker(), vec![1, 0, 0, 1, 1]);
+        let all = [8, 4, 16, 8, 8, 8, 8, 8, 8, 8, 8];
+        assert_eq!(Layout::from_param_sizes(5, &all), Ok(l));
     }
 
     #[test]
-    fn bad_layouts_are_refused() {
-        let enc = |w: &[u32]| -> Vec<u8> { w.iter().flat_map(|w| w.to_le_bytes()).collect() };
+    fn parameters_that_do_not_match_the_marker_are_refused() {
         assert_eq!(
-            Layout::from_bytes(&enc(&[1, 1, 1, 0])),
-            Err(LayoutError::BadMagic(1))
+            Layout::from_param_sizes(3, &[8, 8]),
+            Err(LayoutError::TooFew {
+                params: 3,
+                total: 2
+            })
+        );
+        // One window but no hidden words (an uninstrumented kernel of the same name).
+        assert_eq!(
+            Layout::from_param_sizes(2, &[8, 4]),
+            Err(LayoutError::Hidden {
+                windows: 1,
+                sizes: vec![]
+            })
         );
         assert_eq!(
-            Layout::from_bytes(&enc(&[LAYOUT_MAGIC, 9, 1, 0])),
-            Err(LayoutError::Version(9))
-        );
-        assert_eq!(
-            Layout::from_bytes(&enc(&[LAYOUT_MAGIC, LAYOUT_VERSION, 3, 2, 1])),
-            Err(LayoutError::Truncated)
-        );
-        assert_eq!(
-            Layout::from_bytes(&enc(&[LAYOUT_MAGIC, LAYOUT_VERSION, 3, 2, 1, 1])),
-            Err(LayoutError::BadIndex(1))
-        );
-        assert_eq!(
-            Layout::from_bytes(&enc(&[LAYOUT_MAGIC, LAYOUT_VERSION, 3, 1, 3])),
-            Err(LayoutError::BadIndex(3))
+            Layout::from_param_sizes(1, &[8, 8, 4]),
+            Err(LayoutError::Hidden {
+                windows: 1,
+                sizes: vec![8, 4]
+            })
         );
     }
 

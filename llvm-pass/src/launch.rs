@@ -1,12 +1,11 @@
-//! Launch-time bounds (`cusafe_format::launch`): each kernel gets two hidden `i64`
-//! parameters per pointer parameter it uses, the window `(start, limit)` the runtime's
-//! launch hook works out from its block table. Checks rooted at such a parameter read
-//! the window from the parameter space instead of decoding the pointer's tag and
-//! loading its block header in every thread.
+//! Launch-time bounds (`cusafe_format::launch`): a kernel that uses a pointer parameter
+//! gets two hidden `i64` parameters, the window `(start, limit)` the runtime's launch
+//! hook works out from its block table, for each of its 8-byte parameters. Checks
+//! rooted at a pointer parameter read its window from the parameter space instead of
+//! decoding the pointer's tag and loading its block header in every thread.
 //!
-//! The layout global (`__cusafe_layout_<kernel>`) tells the runtime which parameters
-//! get a window; a kernel the runtime finds no layout for is launched as it is, so
-//! every kernel this pass rewrites gets one.
+//! The marker global (`__cusafe_windows_<kernel>`) tells the runtime that the kernel
+//! takes windows; a kernel without one is launched as it is.
 
 use std::collections::HashMap;
 
@@ -44,16 +43,18 @@ pub fn add_windows(ir: &Ir, kernels: &[LLVMValueRef]) -> Windows {
     let mut windows = Windows::new();
     for &k in kernels {
         let n = unsafe { LLVMCountParams(k) };
+        let sizes: Vec<u64> = (0..n)
+            .map(|i| unsafe { cusafe_param_bytes(k, i) })
+            .collect();
+        let layout = Layout::of_sources(&sizes);
         let pointers: Vec<u32> = (0..n).filter(|&i| is_checked_pointer(k, i)).collect();
-        let bytes: u64 = (0..n)
-            .map(|i| unsafe { cusafe_param_bytes(k, i) }.next_multiple_of(8))
-            .sum();
-        if pointers.is_empty() || bytes + 16 * pointers.len() as u64 > PARAM_SPACE {
+        let bytes: u64 = sizes.iter().map(|b| b.next_multiple_of(8)).sum();
+        if pointers.is_empty() || bytes + 16 * layout.windows.len() as u64 > PARAM_SPACE {
             continue;
         }
         let name = crate::ir::name(k);
-        let f = unsafe { cusafe_add_i64_params(k, 2 * pointers.len() as u32) };
-        for (j, &i) in pointers.iter().enumerate() {
+        let f = unsafe { cusafe_add_i64_params(k, 2 * layout.windows.len() as u32) };
+        for (j, &i) in layout.windows.iter().enumerate() {
             let (start, limit) = unsafe {
                 (
                     LLVMGetParam(f, n + 2 * j as u32),
@@ -62,22 +63,17 @@ pub fn add_windows(ir: &Ir, kernels: &[LLVMValueRef]) -> Windows {
             };
             set_name(start, &format!("cusafe.start.{i}"));
             set_name(limit, &format!("cusafe.limit.{i}"));
-            windows.insert(unsafe { LLVMGetParam(f, i) }, RootPart::new(start, limit));
+            if pointers.contains(&i) {
+                windows.insert(unsafe { LLVMGetParam(f, i) }, RootPart::new(start, limit));
+            }
         }
-        emit_layout(
-            ir,
-            &name,
-            &Layout {
-                params: n,
-                pointers,
-            },
-        );
+        emit_marker(ir, &name, &layout);
     }
     windows
 }
 
-/// A parameter whose window the kernel gets: a global or generic pointer the kernel
-/// uses, not an aggregate passed by value.
+/// A parameter whose window the checks use: a global or generic pointer the kernel
+/// uses, not an aggregate passed by value (8 bytes: it has a window).
 fn is_checked_pointer(f: LLVMValueRef, i: u32) -> bool {
     unsafe {
         let p = LLVMGetParam(f, i);
@@ -93,18 +89,20 @@ fn set_name(v: LLVMValueRef, name: &str) {
     unsafe { LLVMSetValueName2(v, name.as_ptr().cast(), name.len()) };
 }
 
-/// The kernel's layout global: a visible `.global` array of `u32` the runtime reads
-/// with `cuModuleGetGlobal`.
-fn emit_layout(ir: &Ir, kernel: &str, layout: &Layout) {
-    let words: Vec<u32> = layout.to_words();
+/// The kernel's marker: a visible `.global` byte array, one byte per source parameter
+/// (1: it has a window), which the runtime finds with `cuModuleGetGlobal`.
+fn emit_marker(ir: &Ir, kernel: &str, layout: &Layout) {
     unsafe {
-        let mut vals: Vec<LLVMValueRef> = words.iter().map(|&w| ir.c32(w)).collect();
-        let init = LLVMConstArray2(ir.i32, vals.as_mut_ptr(), vals.len() as u64);
+        let mut vals: Vec<LLVMValueRef> = layout
+            .marker()
+            .iter()
+            .map(|&b| LLVMConstInt(ir.i8, b.into(), 0))
+            .collect();
+        let init = LLVMConstArray2(ir.i8, vals.as_mut_ptr(), vals.len() as u64);
         let name = std::ffi::CString::new(layout_symbol(kernel)).expect("no NUL in a symbol");
         let g = LLVMAddGlobalInAddressSpace(ir.module, LLVMTypeOf(init), name.as_ptr(), AS_GLOBAL);
         LLVMSetInitializer(g, init);
         LLVMSetGlobalConstant(g, 1);
         LLVMSetLinkage(g, LLVMLinkage::LLVMExternalLinkage);
-        LLVMSetAlignment(g, 4);
     }
 }

@@ -177,3 +177,48 @@ fn non_blocking_streams_wait_for_header_writes_once() {
         .count();
     assert_eq!(waits, 1, "{text}");
 }
+
+/// The windows the runtime appended: `(p, q)` as printed, then the three windows.
+fn windows_of(stdout: &str) -> (u64, u64, Vec<(u64, u64)>) {
+    let hex = |s: &str| u64::from_str_radix(s.trim_start_matches("0x"), 16).expect("hex");
+    let first = stdout.lines().next().expect("p= q= line");
+    let (p, q) = first.split_once(' ').expect("two words");
+    let w = stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("window "))
+        .map(|l| {
+            let (s, e) = l.split_once(' ').expect("two words");
+            (hex(s), hex(e))
+        })
+        .collect();
+    (hex(&p[2..]), hex(&q[2..]), w)
+}
+
+#[test]
+fn instrumented_kernels_get_each_pointer_arguments_window_at_launch() {
+    for how in ["launch", "ex", "graph"] {
+        let r = run(&["windows", how], "detect_leaks=0");
+        assert_eq!(r.code, 0, "{how}: {r:?}");
+        assert!(r.stdout.contains("n=5\n"), "{how}: {r:?}");
+        let (p, q, w) = windows_of(&r.stdout);
+        // An interior pointer gets its whole block: the payload start and exact size;
+        // a freed block an empty window at its payload; a host pointer everything.
+        assert_eq!(w, vec![(p, 400), (q, 0), (0, u64::MAX)], "{how}: {r:?}");
+    }
+}
+
+#[test]
+fn a_kernel_whose_parameters_do_not_match_its_marker_is_not_launched() {
+    let r = run(&["windows", "mismatch"], "detect_leaks=0");
+    assert_eq!(r.code, 3, "{r:?}");
+    assert!(!r.stdout.contains("n=5"), "{r:?}");
+    assert_has(
+        &r.stderr,
+        &[
+            "cusafe: error: cannot pass the bounds of a kernel's arguments at launch",
+            "kernel _Z7windowsPiiS_Pf",
+            "should have 6 hidden 8-byte parameters for 3 windows",
+            "--cusafe-no-launch-bounds",
+        ],
+    );
+}

@@ -124,6 +124,15 @@ fn recover_sets_the_pass_variable() {
 }
 
 #[test]
+fn no_launch_bounds_turns_the_pass_variable_off() {
+    let tc = FakeToolchain::new("nolaunch");
+    let line = printed(&tc, &["--cusafe-no-launch-bounds", "-c", "k.cu"]);
+    assert!(line.starts_with("CUSAFE_PASS_LAUNCH_BOUNDS=0 "), "{line}");
+    let line = printed(&tc, &["-c", "k.cu"]);
+    assert!(!line.contains("CUSAFE_PASS_LAUNCH_BOUNDS"), "{line}");
+}
+
+#[test]
 fn host_only_compile_is_passed_through_unchanged() {
     let tc = FakeToolchain::new("host");
     assert_eq!(

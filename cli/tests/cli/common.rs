@@ -15,6 +15,7 @@ pub const CUSAFE_VARS: &[&str] = &[
     "CUSAFE_NVFATBIN",
     "CUSAFE_PASS_STATS",
     "CUSAFE_PASS_RECOVER",
+    "CUSAFE_PASS_LAUNCH_BOUNDS",
     "LD_PRELOAD",
 ];
 

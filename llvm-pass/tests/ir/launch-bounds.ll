@@ -1,7 +1,7 @@
-; Launch-time windows (launch.rs): a kernel takes two hidden i64 parameters per pointer
-; parameter it uses (not for aggregates passed by value, not for unused pointers), and
-; checks rooted there compare against them instead of decoding the pointer and loading
-; its header. The layout global tells the runtime which parameters they belong to.
+; Launch-time windows (launch.rs): a kernel that uses a pointer parameter takes two
+; hidden i64 parameters per 8-byte parameter (the runtime tells them by size alone), and
+; checks rooted at a pointer parameter compare against them instead of decoding the
+; pointer and loading its header. The marker global says the kernel takes windows.
 ; Roots that are no kernel parameter (a device function's, a loaded pointer) still
 ; load their header; a kernel whose parameters would overflow 4 KiB keeps decoding.
 ; RUN: %opt %s -o %t.ll 2>%t.stats
@@ -17,12 +17,13 @@ target triple = "nvptx64-nvidia-cuda"
 
 %struct.S = type { ptr, i32 }
 
-; Words: magic "CSKL", version 1, 5 source parameters, 2 windows: parameters 0 and 4.
-; CHECK: @__cusafe_layout_k = addrspace(1) constant [6 x i32] [i32 1280004931, i32 1, i32 5, i32 2, i32 0, i32 4], align 4
-; CHECK-NOT: @__cusafe_layout_big
-; CHECK-NOT: @__cusafe_layout_dev
+; One byte per source parameter: windows for the 8-byte ones (0, 3, 4); the 16-byte
+; aggregate and the i32 have none.
+; CHECK: @__cusafe_windows_k = addrspace(1) constant [5 x i8] c"\01\00\00\01\01"
+; CHECK-NOT: @__cusafe_windows_big
+; CHECK-NOT: @__cusafe_windows_dev
 
-; CHECK-LABEL: define void @k(ptr %a, i32 %n, ptr byval(%struct.S) align 8 %s, ptr %unused, ptr %b, i64 %cusafe.start.0, i64 %cusafe.limit.0, i64 %cusafe.start.4, i64 %cusafe.limit.4)
+; CHECK-LABEL: define void @k(ptr %a, i32 %n, ptr byval(%struct.S) align 8 %s, ptr %unused, ptr %b, i64 %cusafe.start.0, i64 %cusafe.limit.0, i64 %cusafe.start.3, i64 %cusafe.limit.3, i64 %cusafe.start.4, i64 %cusafe.limit.4)
 ; Parameter roots compare against their window, and (trap mode: a failed check never
 ; returns, and a poisoned parameter's window is empty) access through the parameter
 ; itself. The byval aggregate %s and the pointer %q loaded from it have no window.
@@ -70,11 +71,11 @@ define void @big(ptr byval([4088 x i8]) align 8 %blob, ptr %a, i64 %i) {
 !0 = !{ptr @k, !"kernel", i32 1}
 !1 = !{ptr @big, !"kernel", i32 1}
 
-; PTX: .visible .global .align 4 .b8 __cusafe_layout_k[24]
+; PTX: .visible .global .align 1 .b8 __cusafe_windows_k[5] = {1, 0, 0, 1, 1};
 ; PTX-LABEL: .entry k(
-; PTX: .param .u64 k_param_8
+; PTX: .param .u64 k_param_10
 ; PTX-NEXT: )
 
-; OFF-NOT: __cusafe_layout
+; OFF-NOT: __cusafe_windows
 ; OFF-NOT: %cusafe.start
 ; OFF: define void @k(ptr %a, i32 %n, ptr byval(%struct.S) align 8 %s, ptr %unused, ptr %b)

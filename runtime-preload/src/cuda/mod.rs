@@ -2,6 +2,7 @@
 //! driver VMM backend, write ordering, and the device-visible pages.
 
 pub mod driver;
+pub mod kernels;
 pub mod ordering;
 pub mod real;
 pub mod rtpage;

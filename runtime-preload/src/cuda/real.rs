@@ -62,6 +62,42 @@ pub struct PitchedPtr {
     pub ysize: usize,
 }
 
+/// `cudaLaunchConfig_t` (`cudaLaunchKernelExC`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct LaunchConfig {
+    /// Grid size.
+    pub grid: Dim3,
+    /// Block size.
+    pub block: Dim3,
+    /// Dynamic shared memory bytes.
+    pub dynamic_smem: usize,
+    /// The launch stream.
+    pub stream: Stream,
+    /// Launch attributes.
+    pub attrs: *mut c_void,
+    /// Number of launch attributes.
+    pub num_attrs: c_uint,
+}
+
+/// `cudaKernelNodeParams` (graph kernel nodes).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct KernelNodeParams {
+    /// The kernel's host stub.
+    pub func: *mut c_void,
+    /// Grid size.
+    pub grid: Dim3,
+    /// Block size.
+    pub block: Dim3,
+    /// Dynamic shared memory bytes.
+    pub shared_mem: c_uint,
+    /// One pointer per argument.
+    pub kernel_params: *mut *mut c_void,
+    /// Packed arguments (unused by the runtime API).
+    pub extra: *mut *mut c_void,
+}
+
 /// Device-side failures that kill the context (sticky errors) and, with an
 /// instrumented kernel, normally come with a cusafe record; with their names.
 pub const DEVICE_FAULTS: &[(CudaError, &str)] = &[
@@ -124,6 +160,15 @@ real_table! {
     cudaMemsetAsync: fn(*mut c_void, c_int, usize, Stream);
     cudaMemset2D: fn(*mut c_void, usize, c_int, usize, usize);
     cudaLaunchKernel: fn(*const c_void, Dim3, Dim3, *mut *mut c_void, usize, Stream);
+    cudaLaunchKernel_ptsz: fn(*const c_void, Dim3, Dim3, *mut *mut c_void, usize, Stream);
+    cudaLaunchCooperativeKernel: fn(*const c_void, Dim3, Dim3, *mut *mut c_void, usize, Stream);
+    cudaLaunchCooperativeKernel_ptsz: fn(*const c_void, Dim3, Dim3, *mut *mut c_void, usize, Stream);
+    cudaLaunchKernelExC: fn(*const LaunchConfig, *const c_void, *mut *mut c_void);
+    cudaLaunchKernelExC_ptsz: fn(*const LaunchConfig, *const c_void, *mut *mut c_void);
+    cudaGraphAddKernelNode: fn(*mut *mut c_void, *mut c_void, *const *mut c_void, usize, *const KernelNodeParams);
+    cudaGraphKernelNodeSetParams: fn(*mut c_void, *const KernelNodeParams);
+    cudaGraphExecKernelNodeSetParams: fn(*mut c_void, *mut c_void, *const KernelNodeParams);
+    cudaGetFuncBySymbol: fn(*mut *mut c_void, *const c_void);
     cudaDeviceSynchronize: fn();
     cudaDeviceReset: fn();
     cudaStreamSynchronize: fn(Stream);

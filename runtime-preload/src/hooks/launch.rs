@@ -1,25 +1,94 @@
-//! `cudaLaunchKernel`: starts the runtime before the first launch (instrumented kernels
-//! read the runtime page), orders pending header writes before the kernel, launches,
-//! and polls for reports of earlier kernels.
+//! The runtime API's launches (`cudaLaunchKernel`, `cudaLaunchCooperativeKernel`,
+//! `cudaLaunchKernelExC`, each also per-thread-stream `_ptsz`): start the runtime before
+//! the first launch (instrumented kernels read the runtime page), order pending header
+//! writes before the kernel, append the launch-time windows of instrumented kernels,
+//! launch, and poll for reports of earlier kernels.
 
 use std::ffi::c_void;
 
 use super::polled;
-use crate::cuda::real::{real, CudaError, Dim3, Stream};
-use crate::runtime;
+use crate::cuda::real::{real, CudaError, Dim3, LaunchConfig, Stream};
+use crate::runtime::{self, Kernel};
 
-/// Hook of `cudaLaunchKernel`.
-#[no_mangle]
-pub unsafe extern "C" fn cudaLaunchKernel(
-    func: *const c_void,
-    grid: Dim3,
-    block: Dim3,
+/// `cudaStreamPerThread`: what a null stream means to a `_ptsz` launch.
+const PER_THREAD: usize = 2;
+
+/// Launches `kernel` on `stream` through `call`, given the argument array to pass.
+pub(super) fn launch(
+    kernel: Kernel,
     args: *mut *mut c_void,
-    shared_mem: usize,
-    stream: Stream,
+    stream: usize,
+    call: impl FnOnce(*mut *mut c_void) -> CudaError,
 ) -> CudaError {
-    if let Some(rt) = runtime::get() {
-        rt.before_launch(stream as usize);
+    let Some(rt) = runtime::get() else {
+        return call(args);
+    };
+    rt.before_launch(stream);
+    match rt.windowed_args(kernel, args) {
+        Err(e) => e,
+        Ok(None) => polled(call(args)),
+        Ok(Some(mut w)) => polled(call(w.as_ptr())),
     }
-    polled(unsafe { (real().cudaLaunchKernel)(func, grid, block, args, shared_mem, stream) })
+}
+
+fn ptsz(stream: Stream) -> usize {
+    if stream.is_null() {
+        PER_THREAD
+    } else {
+        stream as usize
+    }
+}
+
+macro_rules! classic_launch {
+    ($($name:ident, $stream:expr;)*) => {$(
+        #[doc = concat!("Hook of `", stringify!($name), "`.")]
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(
+            func: *const c_void,
+            grid: Dim3,
+            block: Dim3,
+            args: *mut *mut c_void,
+            shared_mem: usize,
+            stream: Stream,
+        ) -> CudaError {
+            launch(Kernel::Stub(func as usize), args, $stream(stream), |a| unsafe {
+                (real().$name)(func, grid, block, a, shared_mem, stream)
+            })
+        }
+    )*};
+}
+
+classic_launch! {
+    cudaLaunchKernel, |s: Stream| s as usize;
+    cudaLaunchKernel_ptsz, ptsz;
+    cudaLaunchCooperativeKernel, |s: Stream| s as usize;
+    cudaLaunchCooperativeKernel_ptsz, ptsz;
+}
+
+/// Hook of `cudaLaunchKernelExC` (what `cudaLaunchKernelEx` calls).
+#[no_mangle]
+pub unsafe extern "C" fn cudaLaunchKernelExC(
+    config: *const LaunchConfig,
+    func: *const c_void,
+    args: *mut *mut c_void,
+) -> CudaError {
+    // SAFETY: the program passes a valid configuration (a null one reaches the real call).
+    let stream = unsafe { config.as_ref() }.map_or(0, |c| c.stream as usize);
+    launch(Kernel::Stub(func as usize), args, stream, |a| unsafe {
+        (real().cudaLaunchKernelExC)(config, func, a)
+    })
+}
+
+/// Hook of `cudaLaunchKernelExC_ptsz`.
+#[no_mangle]
+pub unsafe extern "C" fn cudaLaunchKernelExC_ptsz(
+    config: *const LaunchConfig,
+    func: *const c_void,
+    args: *mut *mut c_void,
+) -> CudaError {
+    // SAFETY: as in `cudaLaunchKernelExC`.
+    let stream = unsafe { config.as_ref() }.map_or(PER_THREAD, |c| ptsz(c.stream));
+    launch(Kernel::Stub(func as usize), args, stream, |a| unsafe {
+        (real().cudaLaunchKernelExC_ptsz)(config, func, a)
+    })
 }

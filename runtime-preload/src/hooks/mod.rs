@@ -4,7 +4,9 @@
 
 #![allow(non_snake_case)]
 
+mod driver_launch;
 mod free;
+mod graph;
 mod launch;
 mod malloc;
 mod memcpy;

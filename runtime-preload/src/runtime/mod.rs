@@ -3,6 +3,7 @@
 //!
 //! * `start`: the start-up sequence and its fallbacks.
 //! * `findings`: polling the report page, host reports, halting, the exit check.
+//! * `windows`: the launch-time windows appended to instrumented kernels' arguments.
 
 use std::backtrace::Backtrace;
 use std::cell::Cell;
@@ -21,6 +22,9 @@ use crate::report::sink::Sink;
 
 mod findings;
 mod start;
+mod windows;
+
+pub(crate) use windows::Kernel;
 
 /// Pitch alignment of `cudaMallocPitch`/`cudaMalloc3D` rows at least (what the real
 /// runtime returns on current GPUs).
@@ -87,6 +91,8 @@ pub(crate) struct Runtime {
     launches: AtomicU64,
     /// `launches` as of the last device-wide synchronisation that succeeded.
     synced: AtomicU64,
+    /// Kernel layouts for launch-time windows, learnt on first launch.
+    layouts: windows::Layouts,
 }
 
 static RUNTIME: OnceLock<Runtime> = OnceLock::new();

@@ -44,6 +44,7 @@ impl Runtime {
             pid: std::process::id(),
             launches: AtomicU64::new(0),
             synced: AtomicU64::new(0),
+            layouts: Default::default(),
         };
         if let Err(why) = rt.start_cuda() {
             rt.warn(&format!(

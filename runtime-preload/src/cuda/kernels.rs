@@ -1,0 +1,65 @@
+//! What the driver says about a kernel's launch-time windows
+//! (`cusafe_format::launch`): whether it has the pass's marker, and its parameter
+//! sizes. Queries only, no copies, so that this works inside stream capture.
+
+use std::ffi::{CStr, CString};
+
+use cudarc::driver::sys as cu;
+use cusafe_format::launch::{layout_symbol, Layout};
+
+use super::driver::describe;
+
+/// Most parameters a kernel can have (4 KiB of parameter space, one byte each).
+const MAX_PARAMS: usize = 4096;
+
+/// The kernel's (mangled) name, for messages and the marker's symbol.
+pub fn name_of(f: cu::CUfunction) -> Result<String, String> {
+    let mut p = std::ptr::null();
+    // SAFETY: the driver writes a pointer to a string it owns.
+    let r = unsafe { cu::cuFuncGetName(&mut p, f) };
+    if r != cu::CUresult::CUDA_SUCCESS || p.is_null() {
+        return Err(format!("cuFuncGetName failed: {}", describe(r)));
+    }
+    // SAFETY: a NUL-terminated name owned by the driver.
+    Ok(unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
+}
+
+/// The windows kernel `f` (named `name`) takes: `None` for a kernel without the
+/// pass's marker (not built by cusafe, or built without launch-time bounds).
+pub fn layout_of(f: cu::CUfunction, name: &str) -> Result<Option<Layout>, String> {
+    let mut module = std::ptr::null_mut();
+    // SAFETY: writes one handle.
+    let r = unsafe { cu::cuFuncGetModule(&mut module, f) };
+    if r != cu::CUresult::CUDA_SUCCESS {
+        return Err(format!("cuFuncGetModule failed: {}", describe(r)));
+    }
+    let symbol = CString::new(layout_symbol(name)).map_err(|e| e.to_string())?;
+    let (mut dptr, mut bytes) = (0, 0);
+    // SAFETY: writes an address and a size; `symbol` is NUL-terminated.
+    let r = unsafe { cu::cuModuleGetGlobal_v2(&mut dptr, &mut bytes, module, symbol.as_ptr()) };
+    match r {
+        cu::CUresult::CUDA_SUCCESS => {}
+        cu::CUresult::CUDA_ERROR_NOT_FOUND => return Ok(None),
+        _ => return Err(format!("cuModuleGetGlobal failed: {}", describe(r))),
+    }
+    let sizes = param_sizes(f)?;
+    Layout::from_param_sizes(bytes as u32, &sizes)
+        .map(Some)
+        .map_err(|e| e.to_string())
+}
+
+/// The sizes of all of `f`'s parameters, in order.
+fn param_sizes(f: cu::CUfunction) -> Result<Vec<u64>, String> {
+    let mut sizes = Vec::new();
+    while sizes.len() < MAX_PARAMS {
+        let (mut offset, mut size) = (0, 0);
+        // SAFETY: writes an offset and a size.
+        let r = unsafe { cu::cuFuncGetParamInfo(f, sizes.len(), &mut offset, &mut size) };
+        match r {
+            cu::CUresult::CUDA_SUCCESS => sizes.push(size as u64),
+            cu::CUresult::CUDA_ERROR_INVALID_VALUE => return Ok(sizes),
+            _ => return Err(format!("cuFuncGetParamInfo failed: {}", describe(r))),
+        }
+    }
+    Ok(sizes)
+}

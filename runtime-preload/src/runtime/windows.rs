@@ -1,0 +1,180 @@
+//! Launch-time windows (`cusafe_format::launch`): before an instrumented kernel runs,
+//! the launch hook appends the window of each of its 8-byte arguments, read off the
+//! block table, to the program's arguments. Each kernel's layout is learnt from the
+//! driver once and cached.
+
+use std::collections::HashMap;
+use std::ffi::c_void;
+use std::sync::{Arc, Mutex};
+
+use cudarc::driver::sys as cu;
+use cusafe_format::launch::{launch_bounds, Layout};
+
+use super::Runtime;
+use crate::alloc::BlockTable;
+use crate::cuda::kernels;
+use crate::cuda::real::{real, CudaError, SUCCESS};
+
+/// `cudaErrorInvalidDeviceFunction` (and `CUDA_ERROR_INVALID_HANDLE` is what the driver
+/// would say): the launch the hook refuses.
+const REFUSED: CudaError = 98;
+
+/// A kernel as a launch call names it.
+#[derive(Clone, Copy, Debug, Hash, PartialEq, Eq)]
+pub enum Kernel {
+    /// The host stub the runtime API takes (`cudaLaunchKernel`'s `func`).
+    Stub(usize),
+    /// A driver function handle (`cuLaunchKernel`'s `f`).
+    Function(usize),
+}
+
+/// Layouts learnt so far (`None`: the kernel takes no windows).
+#[derive(Default)]
+pub struct Layouts(Mutex<HashMap<Kernel, Option<Arc<Layout>>>>);
+
+/// The arguments of one launch, windows appended. Keep it until the launch call returns.
+pub struct WindowedArgs {
+    args: Vec<*mut c_void>,
+    /// The windows' words, which `args` points into.
+    _words: Box<[u64]>,
+}
+
+impl WindowedArgs {
+    /// The program's `layout.params` arguments `args`, then the window `window(p)` of
+    /// the value `p` of each argument with one.
+    ///
+    /// # Safety
+    /// `args` must point to `layout.params` argument pointers, those of the windowed
+    /// arguments each to 8 readable bytes.
+    pub unsafe fn new(
+        layout: &Layout,
+        args: *const *mut c_void,
+        mut window: impl FnMut(u64) -> (u64, u64),
+    ) -> WindowedArgs {
+        let n = layout.params as usize;
+        // SAFETY: the caller's promise.
+        let given = unsafe { std::slice::from_raw_parts(args, n) };
+        let mut words: Box<[u64]> = layout
+            .windows
+            .iter()
+            .flat_map(|&i| {
+                // SAFETY: a windowed argument points to 8 readable bytes.
+                let p = unsafe { given[i as usize].cast::<u64>().read_unaligned() };
+                let (start, limit) = window(p);
+                [start, limit]
+            })
+            .collect();
+        let mut out = given.to_vec();
+        out.extend(words.iter_mut().map(|w| (w as *mut u64).cast::<c_void>()));
+        WindowedArgs {
+            args: out,
+            _words: words,
+        }
+    }
+
+    /// The argument array to pass to the real launch.
+    pub fn as_ptr(&mut self) -> *mut *mut c_void {
+        self.args.as_mut_ptr()
+    }
+}
+
+/// The header word the device would load at block base `base`: the live block's size,
+/// else 0 (freed, or no block there).
+fn header(t: &BlockTable, base: u64) -> u64 {
+    t.at_base(base).filter(|b| !b.freed).map_or(0, |b| b.size)
+}
+
+impl Runtime {
+    /// The arguments to launch `kernel` with: `Ok(None)` for the program's own (the
+    /// kernel takes no windows), else the program's and the windows. `Err`: the code the
+    /// hook returns instead of launching, after saying why.
+    pub fn windowed_args(
+        &self,
+        kernel: Kernel,
+        args: *mut *mut c_void,
+    ) -> Result<Option<WindowedArgs>, CudaError> {
+        let Some(layout) = self.layout(kernel)? else {
+            return Ok(None);
+        };
+        if args.is_null() {
+            self.refuse("an instrumented kernel was launched with no argument array (NULL)");
+            return Err(REFUSED);
+        }
+        let w = self.with_table(|t| {
+            // SAFETY: the program passes one argument pointer per source parameter, as
+            // the launch API requires; the windowed ones are 8 bytes.
+            unsafe { WindowedArgs::new(&layout, args, |p| launch_bounds(p, |b| header(t, b))) }
+        });
+        Ok(Some(w))
+    }
+
+    /// The layout of `kernel`, learnt on its first launch.
+    fn layout(&self, kernel: Kernel) -> Result<Option<Arc<Layout>>, CudaError> {
+        let mut cache = self.layouts.0.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(l) = cache.get(&kernel) {
+            return Ok(l.clone());
+        }
+        let f = match kernel {
+            Kernel::Function(f) => f as cu::CUfunction,
+            Kernel::Stub(stub) => {
+                let mut f = std::ptr::null_mut();
+                // SAFETY: writes one handle; `stub` is what the program launches.
+                let e = unsafe { (real().cudaGetFuncBySymbol)(&mut f, stub as *const c_void) };
+                if e != SUCCESS {
+                    // Not a kernel the runtime knows: the real launch says so.
+                    return Ok(None);
+                }
+                f as cu::CUfunction
+            }
+        };
+        let learnt = kernels::name_of(f).and_then(|name| {
+            kernels::layout_of(f, &name).map_err(|e| format!("kernel {name}: {e}"))
+        });
+        match learnt {
+            Ok(l) => {
+                let l = l.map(Arc::new);
+                cache.insert(kernel, l.clone());
+                Ok(l)
+            }
+            Err(why) => {
+                drop(cache);
+                self.refuse(&why);
+                Err(REFUSED)
+            }
+        }
+    }
+
+    /// Says why a launch is refused and what to do.
+    fn refuse(&self, why: &str) {
+        self.sink.message(&format!(
+            "cusafe: error: cannot pass the bounds of a kernel's arguments at launch \
+             ({why}); the launch is refused. Rebuild the kernel with this cusafe-clang++, \
+             or with --cusafe-no-launch-bounds so that it takes no bounds at launch\n"
+        ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn windows_follow_the_program_arguments_in_order() {
+        let layout = Layout::of_sources(&[8, 4, 8]);
+        let (mut a, mut n, mut b) = (0x1000u64, 7i32, 0x2000u64);
+        let mut args: Vec<*mut c_void> = vec![
+            (&mut a as *mut u64).cast(),
+            (&mut n as *mut i32).cast(),
+            (&mut b as *mut u64).cast(),
+        ];
+        // SAFETY: three arguments, the windowed ones u64.
+        let mut w = unsafe { WindowedArgs::new(&layout, args.as_mut_ptr(), |p| (p + 1, p + 2)) };
+        let out = w.as_ptr();
+        let word = |i: usize| unsafe { *(*out.add(i)).cast::<u64>() };
+        assert_eq!(unsafe { *out.add(1) }, args[1]);
+        assert_eq!(
+            [word(0), word(2), word(3), word(4), word(5), word(6)],
+            [0x1000, 0x2000, 0x1001, 0x1002, 0x2001, 0x2002]
+        );
+    }
+}
