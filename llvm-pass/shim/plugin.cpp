@@ -20,6 +20,7 @@
 #include "llvm/Transforms/Utils/ScalarEvolutionExpander.h"
 
 extern "C" bool cusafe_run_on_module(LLVMModuleRef M);
+extern "C" bool cusafe_windows_on_module(LLVMModuleRef M);
 
 namespace {
 struct CusafePass : llvm::PassInfoMixin<CusafePass> {
@@ -30,7 +31,24 @@ struct CusafePass : llvm::PassInfoMixin<CusafePass> {
   static bool isRequired() { return true; }
 };
 
+// Gives kernels their launch-time window parameters at the start of the pipeline,
+// before NVPTX's annotation cache (keyed by function address, never cleared before
+// code generation) can hold an entry for a function that is freed later: a replacement
+// kernel made at OptimizerLast may reuse such an address and lose its "kernel"
+// annotation.
+struct CusafeWindowsPass : llvm::PassInfoMixin<CusafeWindowsPass> {
+  llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &) {
+    return cusafe_windows_on_module(llvm::wrap(&M)) ? llvm::PreservedAnalyses::none()
+                                                     : llvm::PreservedAnalyses::all();
+  }
+  static bool isRequired() { return true; }
+};
+
 void registerCallbacks(llvm::PassBuilder &PB) {
+  PB.registerPipelineStartEPCallback(
+      [](llvm::ModulePassManager &MPM, llvm::OptimizationLevel) {
+        MPM.addPass(CusafeWindowsPass());
+      });
   PB.registerOptimizerLastEPCallback(
       [](llvm::ModulePassManager &MPM, llvm::OptimizationLevel) { MPM.addPass(CusafePass()); });
   PB.registerPipelineParsingCallback(
@@ -109,6 +127,10 @@ extern "C" bool cusafe_param_is_byval(LLVMValueRef Fn, unsigned I) {
 // same name, attributes, metadata and body (moved, not copied); every use of `Fn` (the
 // nvvm.annotations entry of a kernel) now names the new function. The C API cannot move
 // a body between functions with its attributes and debug info. Returns the new one.
+// `Fn` stays, an unused declaration named "__cusafe_replaced.<name>" (no PTX): NVPTX's
+// annotation cache is keyed by function address and may remember `Fn` as a kernel with
+// its launch bounds; freed, its address could go to a later function, which would
+// inherit them.
 extern "C" LLVMValueRef cusafe_add_i64_params(LLVMValueRef Fn, unsigned N) {
   auto *F = llvm::unwrap<llvm::Function>(Fn);
   llvm::SmallVector<llvm::Type *, 16> Params(F->getFunctionType()->params());
@@ -125,7 +147,9 @@ extern "C" LLVMValueRef cusafe_add_i64_params(LLVMValueRef Fn, unsigned N) {
   }
   F->replaceAllUsesWith(NF);
   NF->takeName(F);
-  F->eraseFromParent();
+  F->setName("__cusafe_replaced." + NF->getName());
+  F->clearMetadata();
+  F->setLinkage(llvm::GlobalValue::ExternalLinkage);
   return llvm::wrap(NF);
 }
 

@@ -36,40 +36,76 @@ pub fn enabled() -> bool {
 /// The windows of the rewritten kernels' pointer parameters, by parameter.
 pub type Windows = HashMap<LLVMValueRef, RootPart>;
 
-/// Rewrites every kernel of the module that uses a pointer parameter to take its
-/// windows, and emits its layout global. Run before anything else holds the kernels:
-/// each rewritten kernel is a new function.
-pub fn add_windows(ir: &Ir, kernels: &[LLVMValueRef]) -> Windows {
-    let mut windows = Windows::new();
+/// Rewrites every kernel of the module that uses a pointer parameter and has no marker
+/// yet to take its windows, and emits its marker; returns how many it rewrote. Each
+/// rewritten kernel is a new function: run before anything holds the kernels.
+pub fn add_windows(ir: &Ir, kernels: &[LLVMValueRef]) -> usize {
+    let mut rewritten = 0;
     for &k in kernels {
+        let name = crate::ir::name(k);
+        if !marker(ir, &name).is_null() {
+            continue;
+        }
         let n = unsafe { LLVMCountParams(k) };
         let sizes: Vec<u64> = (0..n)
             .map(|i| unsafe { cusafe_param_bytes(k, i) })
             .collect();
         let layout = Layout::of_sources(&sizes);
-        let pointers: Vec<u32> = (0..n).filter(|&i| is_checked_pointer(k, i)).collect();
+        let uses_pointer = (0..n).any(|i| is_checked_pointer(k, i));
         let bytes: u64 = sizes.iter().map(|b| b.next_multiple_of(8)).sum();
-        if pointers.is_empty() || bytes + 16 * layout.windows.len() as u64 > PARAM_SPACE {
+        if !uses_pointer || bytes + 16 * layout.windows.len() as u64 > PARAM_SPACE {
             continue;
         }
-        let name = crate::ir::name(k);
         let f = unsafe { cusafe_add_i64_params(k, 2 * layout.windows.len() as u32) };
         for (j, &i) in layout.windows.iter().enumerate() {
-            let (start, limit) = unsafe {
-                (
-                    LLVMGetParam(f, n + 2 * j as u32),
-                    LLVMGetParam(f, n + 2 * j as u32 + 1),
-                )
-            };
+            let (start, limit) = hidden(f, n, j);
             set_name(start, &format!("cusafe.start.{i}"));
             set_name(limit, &format!("cusafe.limit.{i}"));
-            if pointers.contains(&i) {
-                windows.insert(unsafe { LLVMGetParam(f, i) }, RootPart::new(start, limit));
-            }
         }
         emit_marker(ir, &name, &layout);
+        rewritten += 1;
+    }
+    rewritten
+}
+
+/// The windows of the marked kernels' pointer parameters (the marker's length is the
+/// source parameter count; the windows follow in order of the 8-byte parameters).
+pub fn windows(ir: &Ir, kernels: &[LLVMValueRef]) -> Windows {
+    let mut windows = Windows::new();
+    for &k in kernels {
+        let g = marker(ir, &crate::ir::name(k));
+        if g.is_null() {
+            continue;
+        }
+        let n = unsafe { LLVMGetArrayLength2(LLVMGlobalGetValueType(g)) } as u32;
+        let sizes: Vec<u64> = (0..n)
+            .map(|i| unsafe { cusafe_param_bytes(k, i) })
+            .collect();
+        for (j, &i) in Layout::of_sources(&sizes).windows.iter().enumerate() {
+            if is_checked_pointer(k, i) {
+                let (start, limit) = hidden(k, n, j);
+                windows.insert(unsafe { LLVMGetParam(k, i) }, RootPart::new(start, limit));
+            }
+        }
     }
     windows
+}
+
+/// The marker global of the kernel named `kernel`, or null.
+fn marker(ir: &Ir, kernel: &str) -> LLVMValueRef {
+    let name = std::ffi::CString::new(layout_symbol(kernel)).expect("no NUL in a symbol");
+    unsafe { LLVMGetNamedGlobal(ir.module, name.as_ptr()) }
+}
+
+/// The hidden `(start, limit)` parameters of window `j` of kernel `f` with `n` source
+/// parameters.
+fn hidden(f: LLVMValueRef, n: u32, j: usize) -> (LLVMValueRef, LLVMValueRef) {
+    unsafe {
+        (
+            LLVMGetParam(f, n + 2 * j as u32),
+            LLVMGetParam(f, n + 2 * j as u32 + 1),
+        )
+    }
 }
 
 /// A parameter whose window the checks use: a global or generic pointer the kernel

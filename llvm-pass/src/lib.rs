@@ -53,6 +53,21 @@ pub unsafe extern "C" fn cusafe_run_on_module(m: LLVMModuleRef) -> bool {
     true
 }
 
+/// Entry point called by the C++ shim at the start of the pipeline: gives kernels their
+/// launch-time window parameters (`launch`). Returns whether the module changed.
+///
+/// # Safety
+/// `m` must be a valid module owned by the caller; it is borrowed, never disposed.
+#[no_mangle]
+pub unsafe extern "C" fn cusafe_windows_on_module(m: LLVMModuleRef) -> bool {
+    let triple = unsafe { std::ffi::CStr::from_ptr(LLVMGetTarget(m)) };
+    if !triple.to_string_lossy().starts_with("nvptx") || !launch::enabled() {
+        return false;
+    }
+    let ir = unsafe { Ir::new(m) };
+    launch::add_windows(&ir, &kernels::kernels(m)) > 0
+}
+
 fn defined_functions(m: LLVMModuleRef) -> Vec<LLVMValueRef> {
     let mut out = Vec::new();
     unsafe {
@@ -69,12 +84,13 @@ fn defined_functions(m: LLVMModuleRef) -> Vec<LLVMValueRef> {
 
 fn instrument_module(ir: &Ir) -> Result<(), String> {
     let want_stats = std::env::var_os("CUSAFE_PASS_STATS").is_some_and(|v| v != "0");
-    let windows = if launch::enabled() {
-        launch::add_windows(ir, &kernels::kernels(ir.module))
-    } else {
-        launch::Windows::new()
-    };
+    // Kernels have their windows from the start of the pipeline (clang); `opt
+    // -passes=cusafe` runs this pass alone, which adds them here.
+    if launch::enabled() {
+        launch::add_windows(ir, &kernels::kernels(ir.module));
+    }
     let kernels = kernels::kernels(ir.module);
+    let windows = launch::windows(ir, &kernels);
     let mut sites = sites::Sites::default();
     let mut replaced = check::Replaced::new();
     let functions = defined_functions(ir.module);

@@ -1,0 +1,33 @@
+// Inside clang, kernels get their window parameters at the start of the pipeline
+// (launch.rs; the rewrite at OptimizerLast could reuse the address of a freed function
+// that NVPTX's annotation cache remembers as no kernel, and turn the kernel into a
+// .func). Every kernel stays an entry with its launch bounds, at every -O level.
+// RUN: %cusafe_clangxx -O3 --cuda-device-only -S %s -o - | FileCheck %s
+// RUN: %cusafe_clangxx -O0 --cuda-device-only -S %s -o - | FileCheck %s
+// RUN: %cusafe_clangxx --cusafe-no-launch-bounds -O3 --cuda-device-only -S %s -o - | FileCheck %s --check-prefix=OFF
+
+__device__ __noinline__ float twice(const float *p, int i) { return 2.0f * p[i]; }
+__device__ float thrice(const float *p, int i) { return 3.0f * p[i]; }
+
+// CHECK-DAG: .visible .global .align 1 .b8 __cusafe_windows__Z5firstPKfPfi[3] = {1, 1};
+// CHECK-DAG: .visible .global .align 1 .b8 __cusafe_windows__Z6secondPfPKfl[3] = {1, 1, 1};
+// CHECK-LABEL: .visible .entry _Z5firstPKfPfi(
+// CHECK: .param .u64 _Z5firstPKfPfi_param_6
+// CHECK: .maxntid 256, 1, 1
+__global__ void __launch_bounds__(256) first(const float *x, float *y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = twice(x, i) + thrice(x, i);
+}
+
+// CHECK-LABEL: .visible .entry _Z6secondPfPKfl(
+// CHECK: .param .u64 _Z6secondPfPKfl_param_8
+// CHECK: .maxntid 128, 1, 1
+__global__ void __launch_bounds__(128, 4) second(float *y, const float *x, long n) {
+  long i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = thrice(x, i);
+}
+
+// OFF-NOT: __cusafe_windows
+// OFF: .visible .entry _Z5firstPKfPfi(
+// OFF-NOT: _param_3
+// OFF: .maxntid 256, 1, 1
