@@ -84,6 +84,26 @@ fn headers_zero_on_free_and_for_unallocated_slab_blocks() {
 }
 
 #[test]
+fn the_tables_header_word_is_what_the_device_reads() {
+    // Launch-time windows carry `header_word` instead of the header in device memory:
+    // they must agree for live, freed and never-used blocks of every kind.
+    let mut a = allocator();
+    let blocks: Vec<BlockInfo> = [0u64, 1, 400, 5000, 3 << 20, (1 << 30) + 7]
+        .iter()
+        .map(|&s| a.alloc(s, None).unwrap())
+        .collect();
+    for b in blocks.iter().step_by(2) {
+        a.free(b.ptr, None).unwrap();
+    }
+    let slab_neighbour = base_of(&blocks[2]) + 4 * block_size(tag_of(blocks[2].ptr));
+    let bases = blocks.iter().map(base_of).chain([slab_neighbour]);
+    for base in bases {
+        let device = a.backend().read_u64(base).expect("header mapped");
+        assert_eq!(a.table().header_word(base), device, "base {base:#x}");
+    }
+}
+
+#[test]
 fn large_blocks_write_both_size_words_and_map_only_what_they_need() {
     let mut a = allocator();
     let size = (5u64 << 30) + 12345;

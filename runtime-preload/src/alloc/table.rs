@@ -58,6 +58,15 @@ impl BlockTable {
         self.blocks.get(&base)
     }
 
+    /// The header word device code loads at block base `base`, as the table knows it:
+    /// the live block's size, else 0 (freed, or no block there). Launch-time windows
+    /// pass this instead of letting each thread load it.
+    pub fn header_word(&self, base: u64) -> u64 {
+        self.at_base(base)
+            .filter(|b| !b.freed)
+            .map_or(0, |b| b.size)
+    }
+
     /// Marks the live block at `base` freed and returns it.
     pub fn mark_freed(&mut self, base: u64, site: Option<Arc<Backtrace>>) -> Option<BlockInfo> {
         let b = self.blocks.get_mut(&base)?;

@@ -11,7 +11,6 @@ use cudarc::driver::sys as cu;
 use cusafe_format::launch::{launch_bounds, Layout};
 
 use super::Runtime;
-use crate::alloc::BlockTable;
 use crate::cuda::kernels;
 use crate::cuda::real::{real, CudaError, SUCCESS};
 
@@ -78,12 +77,6 @@ impl WindowedArgs {
     }
 }
 
-/// The header word the device would load at block base `base`: the live block's size,
-/// else 0 (freed, or no block there).
-fn header(t: &BlockTable, base: u64) -> u64 {
-    t.at_base(base).filter(|b| !b.freed).map_or(0, |b| b.size)
-}
-
 impl Runtime {
     /// The arguments to launch `kernel` with: `Ok(None)` for the program's own (the
     /// kernel takes no windows), else the program's and the windows. `Err`: the code the
@@ -97,13 +90,16 @@ impl Runtime {
             return Ok(None);
         };
         if args.is_null() {
-            self.refuse("an instrumented kernel was launched with no argument array (NULL)");
+            self.refuse(
+                "an instrumented kernel was launched with no argument array; arguments \
+                 packed in the driver's `extra` cannot take bounds: pass them in kernelParams",
+            );
             return Err(REFUSED);
         }
         let w = self.with_table(|t| {
             // SAFETY: the program passes one argument pointer per source parameter, as
             // the launch API requires; the windowed ones are 8 bytes.
-            unsafe { WindowedArgs::new(&layout, args, |p| launch_bounds(p, |b| header(t, b))) }
+            unsafe { WindowedArgs::new(&layout, args, |p| launch_bounds(p, |b| t.header_word(b))) }
         });
         Ok(Some(w))
     }
