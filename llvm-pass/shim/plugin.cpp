@@ -2,12 +2,14 @@
 // It registers a module pass at OptimizerLast (and as "cusafe" for opt -passes=)
 // that hands the module to Rust (cusafe_run_on_module).
 #include "llvm-c/Types.h"
+#include <optional>
 #include "llvm/Analysis/AssumptionCache.h"
 #include "llvm/Analysis/LoopInfo.h"
 #include "llvm/Analysis/ScalarEvolution.h"
 #include "llvm/Analysis/ScalarEvolutionExpressions.h"
 #include "llvm/Analysis/TargetLibraryInfo.h"
 #include "llvm/IR/Dominators.h"
+#include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/PassManager.h"
 #include "llvm/Passes/PassBuilder.h"
@@ -196,6 +198,59 @@ bool everyTrip(const LoopRanges &S, const llvm::Loop &L, const llvm::BasicBlock 
       return false;
   return true;
 }
+// An access's address over loop L as Base + Scale * ext(X), X an affine recurrence of L:
+// X itself when the address is one (Same: no Base, Scale 1), else a 32-bit-or-narrower
+// index, sign- or zero-extended and scaled by a constant (what `a[i * m + j]` with int
+// indices becomes when the index's recurrence is not known not to wrap).
+struct Walk {
+  const llvm::SCEV *Base = nullptr;
+  int64_t Scale = 1;
+  const llvm::SCEVAddRecExpr *X = nullptr;
+  enum { Same, Signed, Unsigned } Ext = Same;
+};
+
+std::optional<Walk> walkOf(llvm::ScalarEvolution &SE, const llvm::Loop &L, const llvm::SCEV *P) {
+  auto affine = [&](const llvm::SCEV *V) {
+    const auto *AR = llvm::dyn_cast<llvm::SCEVAddRecExpr>(V);
+    return AR && AR->getLoop() == &L && AR->isAffine() ? AR : nullptr;
+  };
+  if (const auto *AR = affine(P))
+    return Walk{nullptr, 1, AR, Walk::Same};
+  const auto *Add = llvm::dyn_cast<llvm::SCEVAddExpr>(P);
+  if (!Add)
+    return std::nullopt;
+  llvm::SmallVector<const llvm::SCEV *, 4> Invariant;
+  const llvm::SCEV *Var = nullptr;
+  for (const llvm::SCEV *Op : Add->operands()) {
+    if (SE.isLoopInvariant(Op, &L))
+      Invariant.push_back(Op);
+    else if (Var)
+      return std::nullopt;
+    else
+      Var = Op;
+  }
+  if (!Var || Invariant.empty())
+    return std::nullopt;
+  Walk W;
+  if (const auto *M = llvm::dyn_cast<llvm::SCEVMulExpr>(Var)) {
+    const auto *C = llvm::dyn_cast<llvm::SCEVConstant>(M->getOperand(0));
+    if (M->getNumOperands() != 2 || !C || C->getAPInt().getSignificantBits() > 31)
+      return std::nullopt;
+    W.Scale = C->getAPInt().getSExtValue();
+    Var = M->getOperand(1);
+  }
+  if (const auto *E = llvm::dyn_cast<llvm::SCEVSignExtendExpr>(Var))
+    W.Ext = Walk::Signed, Var = E->getOperand();
+  else if (const auto *E = llvm::dyn_cast<llvm::SCEVZeroExtendExpr>(Var))
+    W.Ext = Walk::Unsigned, Var = E->getOperand();
+  else
+    return std::nullopt;
+  W.X = affine(Var);
+  if (!W.X || SE.getTypeSizeInBits(W.X->getType()) > 32)
+    return std::nullopt;
+  W.Base = SE.getAddExpr(Invariant);
+  return W;
+}
 } // namespace
 
 extern "C" void *cusafe_loop_ranges_new(LLVMValueRef F) {
@@ -204,10 +259,10 @@ extern "C" void *cusafe_loop_ranges_new(LLVMValueRef F) {
 
 extern "C" void cusafe_loop_ranges_free(void *S) { delete static_cast<LoopRanges *>(S); }
 
-// For the access `Inst` of `[Ptr - Below, Ptr + Len)`, derived from `Root`: when its innermost
-// loop has a preheader, a computable trip count and only intrinsic calls, the access
-// runs on every trip and `Ptr` is affine in the loop with a constant step (and `Root`
-// is defined outside it), expands in the preheader the lowest address `*Lo` (of
+// For the access `Inst` of `[Ptr - Below, Ptr + Len)`, derived from `Root`: when its
+// innermost loop has a preheader, a computable trip count and only intrinsic calls, the
+// access runs on every trip, `Ptr` is affine in the loop (a constant step, or a
+// run-time one: a[i * m + j]) and `Root` is defined outside it, expands in the preheader the lowest address `*Lo` (of
 // `Ptr`'s type) and the byte length `*Span` (i64) the loop's accesses cover, sets
 // `*At` to the preheader's terminator and returns true.
 extern "C" bool cusafe_loop_range(void *P, LLVMValueRef Inst, LLVMValueRef Ptr,
@@ -229,26 +284,88 @@ extern "C" bool cusafe_loop_range(void *P, LLVMValueRef Inst, LLVMValueRef Ptr,
   const llvm::SCEV *Trips = S.SE.getBackedgeTakenCount(L);
   if (llvm::isa<llvm::SCEVCouldNotCompute>(Trips))
     return false;
-  const auto *AR = llvm::dyn_cast<llvm::SCEVAddRecExpr>(S.SE.getSCEV(llvm::unwrap(Ptr)));
-  if (!AR || AR->getLoop() != L || !AR->isAffine())
+  std::optional<Walk> W = walkOf(S.SE, *L, S.SE.getSCEV(llvm::unwrap(Ptr)));
+  if (!W)
     return false;
-  const auto *Step = llvm::dyn_cast<llvm::SCEVConstant>(AR->getStepRecurrence(S.SE));
-  if (!Step || Step->getAPInt().getSignificantBits() > 32)
-    return false;
+  const llvm::SCEVAddRecExpr *AR = W->X;
   llvm::Type *I64 = llvm::Type::getInt64Ty(I->getContext());
-  const llvm::SCEV *Last = AR->evaluateAtIteration(Trips, S.SE);
-  const llvm::SCEV *LoS = S.SE.getAddExpr(Step->getAPInt().isNegative() ? Last : AR->getStart(),
-                                          S.SE.getConstant(I64, -Below, /*isSigned=*/true));
-  const llvm::SCEV *SpanS = S.SE.getAddExpr(
-      S.SE.getMulExpr(S.SE.getTruncateOrZeroExtend(Trips, I64),
-                      S.SE.getConstant(I64, Step->getAPInt().abs().getZExtValue())),
-      S.SE.getConstant(I64, Below + Len));
+  llvm::Type *PtrTy = llvm::unwrap(Ptr)->getType();
   llvm::Instruction *T = Pre->getTerminator();
   llvm::SCEVExpander Exp(S.SE, DL, "cusafe.loop");
-  if (!Exp.isSafeToExpandAt(LoS, T) || !Exp.isSafeToExpandAt(SpanS, T))
+  const llvm::SCEV *StepS = AR->getStepRecurrence(S.SE);
+  const llvm::SCEV *Trips64 = S.SE.getTruncateOrZeroExtend(Trips, I64);
+  const auto *Step = llvm::dyn_cast<llvm::SCEVConstant>(StepS);
+  if (W->Ext == Walk::Same && Step) {
+    // The address itself steps by a constant: the range is exact, no guard needed.
+    if (Step->getAPInt().getSignificantBits() > 32)
+      return false;
+    const llvm::SCEV *Last = AR->evaluateAtIteration(Trips, S.SE);
+    const llvm::SCEV *LoS =
+        S.SE.getAddExpr(Step->getAPInt().isNegative() ? Last : AR->getStart(),
+                        S.SE.getConstant(I64, -Below, /*isSigned=*/true));
+    const llvm::SCEV *SpanS = S.SE.getAddExpr(
+        S.SE.getMulExpr(Trips64, S.SE.getConstant(I64, Step->getAPInt().abs().getZExtValue())),
+        S.SE.getConstant(I64, Below + Len));
+    if (!Exp.isSafeToExpandAt(LoS, T) || !Exp.isSafeToExpandAt(SpanS, T))
+      return false;
+    *Lo = llvm::wrap(Exp.expandCodeFor(LoS, PtrTy, T));
+    *Span = llvm::wrap(Exp.expandCodeFor(SpanS, I64, T));
+    *At = llvm::wrap(T);
+    return true;
+  }
+  // Otherwise (a run-time step, a[i * m + j], or a walk of a 32-bit index) the trips go
+  // from the first address to the last one way or the other and cover
+  // [min(first, last), max(first, last) + Len) and the Below bytes before it, provided
+  // that (1) the index does not wrap in its own type (its last value, computed in 64
+  // bits, is still one of that type: then every trip's index is the straight-line one)
+  // and (2) the walk does not wrap around the address space between the two: it does
+  // not when |step| * trips < 2^63 (a wrapped walk travels at least 2^64 minus the
+  // window's size). When either fails, the span is all ones, which fits no window, and
+  // the check fails; the program's trips then go outside the window too (a walk of
+  // 2^63 bytes or more in steps under 2^63 cannot stay inside a window under 2^62
+  // bytes), or its index overflows its signed type (undefined in the source), so no
+  // access the program would not make is reported.
+  if (!Exp.isSafeToExpandAt(AR->getStart(), T) || !Exp.isSafeToExpandAt(StepS, T) ||
+      !Exp.isSafeToExpandAt(Trips64, T) || (W->Base && !Exp.isSafeToExpandAt(W->Base, T)))
     return false;
-  *Lo = llvm::wrap(Exp.expandCodeFor(LoS, llvm::unwrap(Ptr)->getType(), T));
-  *Span = llvm::wrap(Exp.expandCodeFor(SpanS, I64, T));
+  llvm::IRBuilder<> B(T);
+  llvm::Value *TripsV = Exp.expandCodeFor(Trips64, I64, T);
+  llvm::Value *First, *S64, *T64;
+  if (W->Ext == Walk::Same) {
+    First = Exp.expandCodeFor(AR->getStart(), PtrTy, T);
+    S64 = B.CreatePtrToInt(First, I64);
+    T64 = Exp.expandCodeFor(StepS, I64, T);
+  } else {
+    llvm::Type *XTy = AR->getType();
+    llvm::Value *X0 = Exp.expandCodeFor(AR->getStart(), XTy, T);
+    S64 = W->Ext == Walk::Signed ? B.CreateSExt(X0, I64) : B.CreateZExt(X0, I64);
+    T64 = B.CreateSExt(Exp.expandCodeFor(StepS, XTy, T), I64);
+  }
+  llvm::Value *Mag = B.CreateBinaryIntrinsic(llvm::Intrinsic::abs, T64, B.getFalse());
+  llvm::Value *Trip = B.CreateBinaryIntrinsic(llvm::Intrinsic::umul_with_overflow, Mag, TripsV);
+  llvm::Value *Far = B.CreateOr(B.CreateExtractValue(Trip, 1),
+                                B.CreateICmpSLT(B.CreateExtractValue(Trip, 0), B.getInt64(0)));
+  llvm::Value *L64 = B.CreateAdd(S64, B.CreateMul(T64, TripsV));
+  llvm::Value *A = S64, *Z = L64;
+  if (W->Ext != Walk::Same) {
+    llvm::Type *XTy = AR->getType();
+    llvm::Value *Narrow = B.CreateTrunc(L64, XTy);
+    llvm::Value *Back = W->Ext == Walk::Signed ? B.CreateSExt(Narrow, I64) : B.CreateZExt(Narrow, I64);
+    Far = B.CreateOr(Far, B.CreateICmpNE(Back, L64));
+    llvm::Value *Base = Exp.expandCodeFor(W->Base, PtrTy, T);
+    llvm::Value *Scale = B.getInt64(W->Scale);
+    First = B.CreateGEP(B.getInt8Ty(), Base, B.CreateMul(S64, Scale));
+    llvm::Value *BaseInt = B.CreatePtrToInt(Base, I64);
+    A = B.CreateAdd(BaseInt, B.CreateMul(S64, Scale));
+    Z = B.CreateAdd(BaseInt, B.CreateMul(L64, Scale));
+  }
+  llvm::Value *Min = B.CreateBinaryIntrinsic(llvm::Intrinsic::umin, A, Z);
+  llvm::Value *Max = B.CreateBinaryIntrinsic(llvm::Intrinsic::umax, A, Z);
+  llvm::Value *Covered = B.CreateAdd(B.CreateSub(Max, Min), B.getInt64(Below + Len));
+  *Span = llvm::wrap(B.CreateSelect(Far, B.getInt64(~0ULL), Covered));
+  // The lowest address as the first plus a byte offset: a pointer derived from it.
+  *Lo = llvm::wrap(B.CreateGEP(B.getInt8Ty(), First,
+                               B.CreateSub(B.CreateSub(Min, A), B.getInt64(Below))));
   *At = llvm::wrap(T);
   return true;
 }

@@ -141,7 +141,7 @@ fn needs(accesses: &[Access], plan: &Plan, i: usize, k: usize, p: RangePlan) -> 
     let r = &accesses[i].ranges[k];
     let mut out = vec![r.root];
     match p {
-        RangePlan::Leader(_, g) => out.extend(plan.groups[g].base.leaves()),
+        RangePlan::Leader(_, g) => out.extend(plan.groups[g].shape.leaves()),
         _ => out.push(r.addr),
     }
     if let Len::Value(v) = r.len {

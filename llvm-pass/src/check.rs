@@ -461,14 +461,15 @@ impl Checker {
             let (range, group) = match p {
                 RangePlan::Leader(_, g) => {
                     let group = &plan.groups[g];
-                    let base = group.base.map(|v| resolve(replaced, v));
+                    let shape = group.shape.map(|v| resolve(replaced, v));
+                    let (addr, len) = shape.union(ir);
                     let range = Range {
-                        addr: base.build(ir, group.lo),
+                        addr,
                         root: resolve(replaced, r.root),
-                        len: Len::Const((group.hi - group.lo) as u64),
+                        len,
                         ..r.clone()
                     };
-                    (range, Some((group, base)))
+                    (range, Some((group, shape)))
                 }
                 _ => {
                     let range = Range {
@@ -499,13 +500,13 @@ impl Checker {
             // live (one predicate, not one per unit).
             let members: Vec<(LLVMValueRef, Range)> = match group {
                 None => vec![(accesses[i].inst, range)],
-                Some((group, base)) => group
+                Some((group, shape)) => group
                     .members
                     .iter()
-                    .map(|&(mi, mk, off)| {
+                    .map(|&(mi, mk, x)| {
                         ir.at(term);
                         let r = Range {
-                            addr: base.build(ir, off),
+                            addr: shape.member(ir, x),
                             root: range.root,
                             ..accesses[mi].ranges[mk].clone()
                         };

@@ -45,6 +45,7 @@ use crate::collect::{Access, Len, Range, Target};
 use crate::dom::Cfg;
 use crate::ir::{callee, is_intrinsic, opcode, Ir};
 use crate::loops::LoopRanges;
+use crate::stride::Stride;
 use cusafe_format::report::ACCESS_RANGE;
 use llvm_sys::core::*;
 use llvm_sys::prelude::*;
@@ -78,17 +79,70 @@ pub enum RangePlan {
     Batched(usize),
 }
 
+/// How the members of a group lie.
+#[derive(Debug)]
+pub enum Shape {
+    /// Constant byte offsets from one base (a member's value is its offset); the union
+    /// is `[base + lo, base + hi)`.
+    Offsets {
+        /// The common base.
+        base: Base,
+        /// The union's start, in bytes from the base.
+        lo: i64,
+        /// The union's end.
+        hi: i64,
+    },
+    /// Multiples of one run-time stride (a member's value is its multiple; `stride`).
+    Strided(Stride),
+}
+
+impl Shape {
+    /// Values the group's addresses are built from (each must be available where the
+    /// group's check is built).
+    pub fn leaves(&self) -> Vec<LLVMValueRef> {
+        match self {
+            Shape::Offsets { base, .. } => base.leaves(),
+            Shape::Strided(s) => s.leaves().to_vec(),
+        }
+    }
+
+    /// The same shape with every value passed through `f` (e.g. recover-mode phis).
+    pub fn map(&self, f: impl Fn(LLVMValueRef) -> LLVMValueRef) -> Shape {
+        match self {
+            Shape::Offsets { base, lo, hi } => Shape::Offsets {
+                base: base.map(f),
+                lo: *lo,
+                hi: *hi,
+            },
+            Shape::Strided(s) => Shape::Strided(s.map(f)),
+        }
+    }
+
+    /// Builds, at the builder's position, the start and length of the one range whose
+    /// check stands for the members'.
+    pub fn union(&self, ir: &Ir) -> (LLVMValueRef, Len) {
+        match self {
+            Shape::Offsets { base, lo, hi } => (base.build(ir, *lo), Len::Const((hi - lo) as u64)),
+            Shape::Strided(s) => s.hull(ir),
+        }
+    }
+
+    /// Builds, at the builder's position, the address of the member with value `x`.
+    pub fn member(&self, ir: &Ir, x: i64) -> LLVMValueRef {
+        match self {
+            Shape::Offsets { base, .. } => base.build(ir, x),
+            Shape::Strided(s) => s.member(ir, x),
+        }
+    }
+}
+
 /// Neighbouring ranges checked as one.
 #[derive(Debug)]
 pub struct Group {
-    /// The common base.
-    pub base: Base,
-    /// Members as (access, range, byte offset from the base), in program order.
+    /// Where the members lie.
+    pub shape: Shape,
+    /// Members as (access, range, value in the shape), in program order.
     pub members: Vec<(usize, usize, i64)>,
-    /// The union, in bytes from the base.
-    pub lo: i64,
-    /// End of the union.
-    pub hi: i64,
 }
 
 /// The check of the range an access covers over all trips of its loop.
@@ -127,6 +181,22 @@ pub struct Plan {
     pub batched: u32,
 }
 
+impl Plan {
+    /// Records a group (two or more members, in program order): its first member's
+    /// check becomes the group's (`Leader`), the others are covered (`Member`).
+    pub fn add_group(&mut self, shape: Shape, members: Vec<(usize, usize, i64)>) {
+        let id = self.groups.len();
+        for (n, &(i, k, _)) in members.iter().enumerate() {
+            self.plans[i][k] = match (n, self.plans[i][k]) {
+                (0, RangePlan::Check(a)) => RangePlan::Leader(a, id),
+                _ => RangePlan::Member,
+            };
+        }
+        self.merged += members.len() as u32 - 1;
+        self.groups.push(Group { shape, members });
+    }
+}
+
 /// Whether check elimination is on (`CUSAFE_PASS_OPT` unset or not "0").
 pub fn enabled() -> bool {
     std::env::var_os("CUSAFE_PASS_OPT").is_none_or(|v| v != "0")
@@ -140,7 +210,8 @@ fn same_len(a: &Len, b: &Len) -> bool {
     }
 }
 
-fn same_target(a: &Target, b: &Target) -> bool {
+/// Whether two ranges check against the same kind of thing (the heap, or one object).
+pub fn same_target(a: &Target, b: &Target) -> bool {
     match (a, b) {
         (Target::Heap, Target::Heap) => true,
         (Target::Object(x), Target::Object(y)) => x == y,
@@ -245,23 +316,10 @@ fn group_neighbours(ir: &Ir, cfg: &Cfg, accesses: &[Access], plan: &mut Plan) {
     let order = plan.order.clone();
     let close = |open: &mut Vec<Open>, plan: &mut Plan| {
         for g in open.drain(..) {
-            if g.members.len() < 2 {
-                continue;
+            if g.members.len() >= 2 {
+                let (base, lo, hi) = (g.base, g.lo, g.hi);
+                plan.add_group(Shape::Offsets { base, lo, hi }, g.members);
             }
-            let id = plan.groups.len();
-            for (n, &(i, k, _)) in g.members.iter().enumerate() {
-                plan.plans[i][k] = match (n, plan.plans[i][k]) {
-                    (0, RangePlan::Check(a)) => RangePlan::Leader(a, id),
-                    _ => RangePlan::Member,
-                };
-            }
-            plan.merged += g.members.len() as u32 - 1;
-            plan.groups.push(Group {
-                base: g.base,
-                members: g.members,
-                lo: g.lo,
-                hi: g.hi,
-            });
         }
     };
     for &i in &order {
@@ -396,6 +454,7 @@ pub fn plan(
         // A scope can end between two neighbours or two trips: every access then keeps
         // its own check.
         group_neighbours(ir, cfg, accesses, &mut plan);
+        crate::stride::form(ir, cfg, accesses, &mut plan);
         hoist_loop_ranges(accesses, &mut plan);
         crate::batch::form(ir, cfg, accesses, &mut plan);
     }
@@ -415,11 +474,17 @@ fn hoist_loop_ranges(accesses: &[Access], plan: &mut Plan) {
             // Per trip: the range itself, or its group's union around it.
             let (below, len) = match (plan.plans[i][k], r.len) {
                 (RangePlan::Check(_), Len::Const(len)) => (0, len),
-                (RangePlan::Leader(_, g), _) => {
-                    let group = &plan.groups[g];
-                    let off = group.members[0].2;
-                    ((off - group.lo) as u64, (group.hi - off) as u64)
-                }
+                (RangePlan::Leader(_, g), _) => match &plan.groups[g] {
+                    Group {
+                        shape: Shape::Offsets { lo, hi, .. },
+                        members,
+                    } => {
+                        let off = members[0].2;
+                        ((off - lo) as u64, (hi - off) as u64)
+                    }
+                    // A strided union is no constant range per trip.
+                    _ => continue,
+                },
                 _ => continue,
             };
             let Some(lr) = loops.range(accesses[i].inst, r, below, len) else {

@@ -28,6 +28,7 @@ mod plugin;
 mod shared;
 mod sites;
 mod stats;
+mod stride;
 mod strip;
 
 use ir::Ir;

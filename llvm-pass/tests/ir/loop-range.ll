@@ -190,7 +190,106 @@ loop:
 exit:
   ret void
 }
-!nvvm.annotations = !{!0, !1, !2, !3, !4, !5, !6, !7, !8}
+; A run-time stride (a column walk a[i * m + j], m of either sign): one check of
+; [min(first, last), max(first, last) + 4) in the preheader, with the walk's length
+; |m| * 4 * (n - 1) guarded (a product of 2^63 or more makes the span all ones, a
+; failing check, never a fitting one), none in the loop.
+; CHECK-LABEL: define void @column(
+; CHECK-LABEL: ph:
+; CHECK: call i64 @llvm.abs.i64(
+; CHECK: call { i64, i1 } @llvm.umul.with.overflow.i64(
+; CHECK: call i64 @llvm.umin.i64(
+; CHECK: call i64 @llvm.umax.i64(
+; CHECK: select i1 {{%.*}}, i64 -1, i64
+; CHECK: call i32 @__cusafe_fail(
+; CHECK-LABEL: loop:
+; CHECK-NOT: call i32 @__cusafe_
+; CHECK: ret void
+; STATS: kernel column: 1 checks {{.*}} 1 loop ranges
+define void @column(ptr %a, i32 %n, i32 %m, i32 %j) {
+entry:
+  %c = icmp sgt i32 %n, 0
+  br i1 %c, label %ph, label %exit
+ph:
+  br label %loop
+loop:
+  %i = phi i32 [ 0, %ph ], [ %i1, %loop ]
+  %im = mul nsw i32 %i, %m
+  %x = add nsw i32 %im, %j
+  %xe = sext i32 %x to i64
+  %p = getelementptr inbounds float, ptr %a, i64 %xe
+  %v = load float, ptr %p, align 4
+  %i1 = add nuw nsw i32 %i, 1
+  %d = icmp slt i32 %i1, %n
+  br i1 %d, label %loop, label %exit
+exit:
+  ret void
+}
+; The same walk with an index that may wrap in 32 bits (its start j is not known not
+; to overflow, as for blockIdx.x * blockDim.x + threadIdx.x): the sign-extended index's
+; last value is computed in 64 bits, and a value that is no longer an i32 (the index
+; would have wrapped) makes the span all ones.
+; CHECK-LABEL: define void @column_wrapping(
+; CHECK-LABEL: ph:
+; CHECK: [[LAST:%.*]] = add i64 {{%.*}}, {{%.*}}
+; CHECK: [[NARROW:%.*]] = trunc i64 [[LAST]] to i32
+; CHECK: [[BACK:%.*]] = sext i32 [[NARROW]] to i64
+; CHECK: icmp ne i64 [[BACK]], [[LAST]]
+; CHECK: call i32 @__cusafe_fail(
+; CHECK-LABEL: loop:
+; CHECK-NOT: call i32 @__cusafe_
+; CHECK: ret void
+; STATS: kernel column_wrapping: 1 checks {{.*}} 1 loop ranges
+define void @column_wrapping(ptr %a, i32 %n, i32 %m, i32 %b, i32 %t) {
+entry:
+  %j = add i32 %b, %t
+  %c = icmp sgt i32 %n, 0
+  br i1 %c, label %ph, label %exit
+ph:
+  br label %loop
+loop:
+  %i = phi i32 [ 0, %ph ], [ %i1, %loop ]
+  %im = mul nsw i32 %i, %m
+  %x = add nsw i32 %im, %j
+  %xe = sext i32 %x to i64
+  %p = getelementptr inbounds float, ptr %a, i64 %xe
+  %v = load float, ptr %p, align 4
+  %i1 = add nuw nsw i32 %i, 1
+  %d = icmp slt i32 %i1, %n
+  br i1 %d, label %loop, label %exit
+exit:
+  ret void
+}
+
+; An unsigned index (zero-extended): the same, against the u32 range.
+; CHECK-LABEL: define void @column_unsigned(
+; CHECK-LABEL: ph:
+; CHECK: zext i32 {{%.*}} to i64
+; CHECK: call i32 @__cusafe_fail(
+; CHECK-LABEL: loop:
+; CHECK-NOT: call i32 @__cusafe_
+; CHECK: ret void
+; STATS: kernel column_unsigned: 1 checks {{.*}} 1 loop ranges
+define void @column_unsigned(ptr %a, i32 %n, i32 %m, i32 %j) {
+entry:
+  %c = icmp sgt i32 %n, 0
+  br i1 %c, label %ph, label %exit
+ph:
+  br label %loop
+loop:
+  %i = phi i32 [ 0, %ph ], [ %i1, %loop ]
+  %im = mul i32 %i, %m
+  %x = add i32 %im, %j
+  %xe = zext i32 %x to i64
+  %p = getelementptr inbounds float, ptr %a, i64 %xe
+  store float 0.0, ptr %p, align 4
+  %i1 = add nuw nsw i32 %i, 1
+  %d = icmp slt i32 %i1, %n
+  br i1 %d, label %loop, label %exit
+exit:
+  ret void
+}
+!nvvm.annotations = !{!0, !1, !2, !3, !4, !5, !6, !7, !8, !9, !10, !11}
 !0 = !{ptr @counted, !"kernel", i32 1}
 !1 = !{ptr @down_pairs, !"kernel", i32 1}
 !2 = !{ptr @conditional, !"kernel", i32 1}
@@ -222,3 +321,6 @@ exit:
 }
 !7 = !{ptr @loaded_row, !"kernel", i32 1}
 !8 = !{ptr @no_preheader, !"kernel", i32 1}
+!9 = !{ptr @column, !"kernel", i32 1}
+!10 = !{ptr @column_wrapping, !"kernel", i32 1}
+!11 = !{ptr @column_unsigned, !"kernel", i32 1}

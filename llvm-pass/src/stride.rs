@@ -1,0 +1,235 @@
+//! Strided groups, a form of neighbouring checks (`elim`): accesses of one block at
+//! `p + m * s + off` with one run-time stride `s` and constant multiples `m` (the rows
+//! of an unrolled `for (ty = 0; ty < 16; ty++) ref[ty][tx] = reference[index + cols *
+//! ty]`, whose addresses the optimizer makes `gep i32, p, (mul nsw (sext cols), ty)`).
+//!
+//! All of them run (one block, no call that may stop the thread between the first and
+//! the last) and bounds are one interval, so one check of the hull
+//! `[min(a_lo, a_hi), max(a_lo, a_hi) + len)` of the two outermost members `a_lo` (the
+//! least multiple) and `a_hi` (the greatest) before the first member fits iff every
+//! member does: the members lie on the straight line between the two, because `s` is
+//! a 32-bit value extended to 64 bits and `|m| < 2^31`, so the walk from `a_lo` to `a_hi`
+//! is under 2^63 bytes and cannot wrap around the address space. When the hull does
+//! not fit, the cold path checks the members one by one in program order (as for
+//! neighbours), so only accesses the block makes are reported.
+
+use crate::classify::{const_int, gep_offset};
+use crate::collect::{Access, Len, Target};
+use crate::dom::Cfg;
+use crate::elim::{call_between, same_target, Plan, RangePlan, Shape};
+use crate::ir::{opcode, operand, Ir, NONAME};
+use llvm_sys::core::*;
+use llvm_sys::prelude::*;
+use llvm_sys::target::LLVMABISizeOfType;
+use llvm_sys::{LLVMIntPredicate, LLVMOpcode};
+
+/// Most bytes per unit of stride one member may be from the group's pointer.
+const MAX_MULTIPLE: i64 = 1 << 30;
+
+/// Where an address lies: `ptr + multiple * stride + off`, in bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Place {
+    /// The pointer the members share.
+    pub ptr: LLVMValueRef,
+    /// The run-time stride and this address's multiple of it; `None` for `ptr` itself
+    /// (multiple 0, fits any stride).
+    pub stride: Option<(LLVMValueRef, i64)>,
+    /// Constant bytes on top.
+    pub off: i64,
+}
+
+/// Whether `v` is a 64-bit value extended from 32 bits or fewer (so `|v| < 2^32`).
+fn narrow(v: LLVMValueRef) -> bool {
+    matches!(opcode(v), Some(LLVMOpcode::LLVMSExt | LLVMOpcode::LLVMZExt))
+        && unsafe { LLVMGetIntTypeWidth(LLVMTypeOf(operand(v, 0))) <= 32 }
+}
+
+/// The place of `addr` (see [`Place`]), or `None` when a constant offset overflows.
+pub fn place(ir: &Ir, addr: LLVMValueRef) -> Option<Place> {
+    let mut off = 0i64;
+    let mut v = addr;
+    while opcode(v) == Some(LLVMOpcode::LLVMGetElementPtr) {
+        let Some(o) = gep_offset(ir, v) else { break };
+        off = off.checked_add(o)?;
+        v = operand(v, 0);
+    }
+    let itself = Place {
+        ptr: v,
+        stride: None,
+        off,
+    };
+    if opcode(v) != Some(LLVMOpcode::LLVMGetElementPtr) || unsafe { LLVMGetNumOperands(v) } != 2 {
+        return Some(itself);
+    }
+    let idx = operand(v, 1);
+    let nsw_by = |min: i64, max: i64| {
+        const_int(operand(idx, 1))
+            .filter(|c| (min..=max).contains(c) && unsafe { LLVMGetNSW(idx) != 0 })
+    };
+    let (x, times) = match opcode(idx) {
+        Some(LLVMOpcode::LLVMMul) => match nsw_by(-MAX_MULTIPLE, MAX_MULTIPLE) {
+            Some(c) => (operand(idx, 0), c),
+            None => (idx, 1),
+        },
+        Some(LLVMOpcode::LLVMShl) => match nsw_by(0, 29) {
+            Some(c) => (operand(idx, 0), 1 << c),
+            None => (idx, 1),
+        },
+        _ => (idx, 1),
+    };
+    let size = unsafe { LLVMABISizeOfType(ir.td(), LLVMGetGEPSourceElementType(v)) } as i64;
+    let multiple = times.checked_mul(size).filter(|m| m.abs() < MAX_MULTIPLE);
+    match multiple {
+        Some(m) if narrow(x) => Some(Place {
+            ptr: operand(v, 0),
+            stride: Some((x, m)),
+            off,
+        }),
+        _ => Some(itself),
+    }
+}
+
+/// The shape of a strided group: members at `ptr + m * stride + off`, `m` from `lo` to
+/// `hi`, each `len` bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stride {
+    /// The pointer the members share.
+    pub ptr: LLVMValueRef,
+    /// The run-time stride (i64, extended from 32 bits or fewer).
+    pub stride: LLVMValueRef,
+    /// Constant bytes on top of every member.
+    pub off: i64,
+    /// Bytes each member touches.
+    pub len: u64,
+    /// The least multiple.
+    pub lo: i64,
+    /// The greatest multiple.
+    pub hi: i64,
+}
+
+impl Stride {
+    /// Values the group's addresses are built from.
+    pub fn leaves(&self) -> [LLVMValueRef; 2] {
+        [self.ptr, self.stride]
+    }
+
+    /// The same group with its values passed through `f`.
+    pub fn map(&self, f: impl Fn(LLVMValueRef) -> LLVMValueRef) -> Stride {
+        Stride {
+            ptr: f(self.ptr),
+            stride: f(self.stride),
+            ..*self
+        }
+    }
+
+    /// Builds the address of the member at multiple `m`, at the builder's position.
+    pub fn member(&self, ir: &Ir, m: i64) -> LLVMValueRef {
+        unsafe {
+            let bytes = LLVMBuildMul(ir.b, self.stride, ir.c64(m as u64), NONAME);
+            let bytes = ir.add(bytes, ir.c64(self.off as u64));
+            let mut idx = [bytes];
+            LLVMBuildGEP2(ir.b, ir.i8, self.ptr, idx.as_mut_ptr(), 1, NONAME)
+        }
+    }
+
+    /// Builds the hull of the members (see the module doc): its lowest address and its
+    /// run-time length.
+    pub fn hull(&self, ir: &Ir) -> (LLVMValueRef, Len) {
+        use LLVMIntPredicate::*;
+        let a = self.member(ir, self.lo);
+        let z = self.member(ir, self.hi);
+        let (ai, zi) = (ir.to_int(a), ir.to_int(z));
+        let below = ir.icmp(LLVMIntULT, ai, zi);
+        let min = ir.select(below, ai, zi);
+        let max = ir.select(below, zi, ai);
+        let lowest = unsafe {
+            let mut idx = [ir.sub(min, ai)];
+            LLVMBuildGEP2(ir.b, ir.i8, a, idx.as_mut_ptr(), 1, NONAME)
+        };
+        (
+            lowest,
+            Len::Value(ir.add(ir.sub(max, min), ir.c64(self.len))),
+        )
+    }
+}
+
+/// Groups the accesses of each block still checked one by one (`RangePlan::Check`,
+/// constant length) into strided groups (see the module doc), after the neighbouring
+/// groups are formed.
+pub fn form(ir: &Ir, cfg: &Cfg, accesses: &[Access], plan: &mut Plan) {
+    struct Open {
+        root: LLVMValueRef,
+        target: Target,
+        block: LLVMBasicBlockRef,
+        shape: Stride,
+        /// Whether a member has a stride (the first may be the pointer itself).
+        strided: bool,
+        members: Vec<(usize, usize, i64)>,
+    }
+    let mut open: Vec<Open> = Vec::new();
+    for &i in &plan.order.clone() {
+        let acc = &accesses[i];
+        let bb = unsafe { LLVMGetInstructionParent(acc.inst) };
+        for (k, r) in acc.ranges.iter().enumerate() {
+            let (RangePlan::Check(_), Len::Const(len)) = (plan.plans[i][k], r.len) else {
+                continue;
+            };
+            let Some(at) = place(ir, r.addr) else {
+                continue;
+            };
+            let fits = |g: &Open| {
+                g.block == bb
+                    && g.root == r.root
+                    && same_target(&g.target, &r.target)
+                    && g.shape.ptr == at.ptr
+                    && g.shape.off == at.off
+                    && g.shape.len == len
+                    && at
+                        .stride
+                        .is_none_or(|(s, _)| !g.strided || g.shape.stride == s)
+            };
+            let joinable = |g: &Open| {
+                let leader = accesses[g.members[0].0].inst;
+                let stride = at.stride.map_or(g.shape.stride, |(s, _)| s);
+                let available = [at.ptr, stride].iter().all(|&v| unsafe {
+                    LLVMIsAInstruction(v).is_null() || cfg.dominates(v, leader)
+                });
+                fits(g) && available && !call_between(leader, acc.inst)
+            };
+            let joined = open.iter_mut().find(|g| joinable(g));
+            let m = at.stride.map_or(0, |(_, m)| m);
+            match joined {
+                Some(g) => {
+                    if let Some((s, _)) = at.stride {
+                        g.shape.stride = s;
+                        g.strided = true;
+                    }
+                    g.shape.lo = g.shape.lo.min(m);
+                    g.shape.hi = g.shape.hi.max(m);
+                    g.members.push((i, k, m));
+                }
+                None => open.push(Open {
+                    root: r.root,
+                    target: r.target.clone(),
+                    block: bb,
+                    shape: Stride {
+                        ptr: at.ptr,
+                        // Set by the first member with a stride.
+                        stride: at.stride.map_or(at.ptr, |(s, _)| s),
+                        off: at.off,
+                        len,
+                        lo: m,
+                        hi: m,
+                    },
+                    strided: at.stride.is_some(),
+                    members: vec![(i, k, m)],
+                }),
+            }
+        }
+    }
+    for g in open {
+        if g.strided && g.shape.lo < g.shape.hi {
+            plan.add_group(Shape::Strided(g.shape), g.members);
+        }
+    }
+}
