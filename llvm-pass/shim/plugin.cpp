@@ -129,10 +129,12 @@ extern "C" bool cusafe_param_is_byval(LLVMValueRef Fn, unsigned I) {
 // same name, attributes, metadata and body (moved, not copied); every use of `Fn` (the
 // nvvm.annotations entry of a kernel) now names the new function. The C API cannot move
 // a body between functions with its attributes and debug info. Returns the new one.
-// `Fn` stays, an unused declaration named "__cusafe_replaced.<name>" (no PTX): NVPTX's
-// annotation cache is keyed by function address and may remember `Fn` as a kernel with
-// its launch bounds; freed, its address could go to a later function, which would
-// inherit them.
+// `Fn`, emptied and renamed "__cusafe_replaced.<name>", is taken out of the module and
+// never freed: NVPTX's annotation cache is keyed by function address and may remember
+// `Fn` as a kernel with its launch bounds; freed, its address could go to a later
+// function, which would inherit them. (Left in the module as an unused declaration,
+// the pipeline's dead-prototype clean-up freed it: the device runtime's __cusafe_trap,
+// linked at OptimizerLast, once came out a kernel, and its callers hung.)
 extern "C" LLVMValueRef cusafe_add_i64_params(LLVMValueRef Fn, unsigned N) {
   auto *F = llvm::unwrap<llvm::Function>(Fn);
   llvm::SmallVector<llvm::Type *, 16> Params(F->getFunctionType()->params());
@@ -152,6 +154,7 @@ extern "C" LLVMValueRef cusafe_add_i64_params(LLVMValueRef Fn, unsigned N) {
   F->setName("__cusafe_replaced." + NF->getName());
   F->clearMetadata();
   F->setLinkage(llvm::GlobalValue::ExternalLinkage);
+  F->removeFromParent();
   return llvm::wrap(NF);
 }
 

@@ -5,6 +5,13 @@
 // RUN: %cusafe_clangxx -O3 --cuda-device-only -S %s -o - | FileCheck %s
 // RUN: %cusafe_clangxx -O0 --cuda-device-only -S %s -o - | FileCheck %s
 // RUN: %cusafe_clangxx --cusafe-no-launch-bounds -O3 --cuda-device-only -S %s -o - | FileCheck %s --check-prefix=OFF
+// The replaced kernel must never be freed either: as a declaration the pipeline freed
+// it, and in this suite program the device runtime's __cusafe_trap, linked later, took
+// its address and came out an .entry (the program then hung in its report).
+// RUN: %cusafe_clangxx -O3 --cuda-device-only -S %S/../../../security-suite/programs/shared_lut_read_neighbour.cu -o - | FileCheck %s --check-prefix=RT
+// RT-NOT: .entry __cusafe
+// RT: .func __cusafe_trap
+// RT-NOT: .entry __cusafe
 
 __device__ __noinline__ float twice(const float *p, int i) { return 2.0f * p[i]; }
 __device__ float thrice(const float *p, int i) { return 3.0f * p[i]; }
