@@ -327,7 +327,8 @@ extern "C" bool cusafe_loop_range(void *P, LLVMValueRef Inst, LLVMValueRef Ptr,
   // the check fails; the program's trips then go outside the window too (a walk of
   // 2^63 bytes or more in steps under 2^63 cannot stay inside a window under 2^62
   // bytes), or its index overflows its signed type (undefined in the source), so no
-  // access the program would not make is reported.
+  // access the program would not make is reported. (An unsigned index that wraps is
+  // defined, but its access then lies some 2^32 elements away: reported too.)
   if (!Exp.isSafeToExpandAt(AR->getStart(), T) || !Exp.isSafeToExpandAt(StepS, T) ||
       !Exp.isSafeToExpandAt(Trips64, T) || (W->Base && !Exp.isSafeToExpandAt(W->Base, T)))
     return false;

@@ -202,19 +202,22 @@ fn split_add(v: LLVMValueRef) -> Option<(Index, i64)> {
     }
 }
 
-/// The base and byte offset of `addr`, or `None` when a step overflows.
-pub fn decompose(ir: &Ir, addr: LLVMValueRef) -> Option<(Base, i64)> {
+/// `addr` without its constant-offset GEPs on top, and their byte offset, or `None`
+/// when the sum overflows.
+pub fn strip_constant_geps(ir: &Ir, addr: LLVMValueRef) -> Option<(LLVMValueRef, i64)> {
     let mut off = 0i64;
     let mut v = addr;
     while opcode(v) == Some(LLVMOpcode::LLVMGetElementPtr) {
-        match gep_offset(ir, v) {
-            Some(o) => {
-                off = off.checked_add(o)?;
-                v = operand(v, 0);
-            }
-            None => break,
-        }
+        let Some(o) = gep_offset(ir, v) else { break };
+        off = off.checked_add(o)?;
+        v = operand(v, 0);
     }
+    Some((v, off))
+}
+
+/// The base and byte offset of `addr`, or `None` when a step overflows.
+pub fn decompose(ir: &Ir, addr: LLVMValueRef) -> Option<(Base, i64)> {
+    let (v, mut off) = strip_constant_geps(ir, addr)?;
     if opcode(v) != Some(LLVMOpcode::LLVMGetElementPtr) {
         return Some((Base { ptr: v, gep: None }, off));
     }

@@ -301,6 +301,22 @@ pub fn call_between(from: LLVMValueRef, to: LLVMValueRef) -> bool {
     false
 }
 
+/// Whether `inst` can join a group of its block led by `leader`: every value of
+/// `leaves` (what the group's check is built from) is available at the leader, and no
+/// call that may stop the thread lies between the two (so the block runs from the
+/// leader's access to this one and a reported member is an access the program makes).
+pub fn can_join(
+    cfg: &Cfg,
+    leader: LLVMValueRef,
+    leaves: &[LLVMValueRef],
+    inst: LLVMValueRef,
+) -> bool {
+    let available = leaves
+        .iter()
+        .all(|&v| unsafe { LLVMIsAInstruction(v).is_null() || cfg.dominates(v, leader) });
+    available && !call_between(leader, inst)
+}
+
 /// Groups the planned checks of one block into neighbours (see the module doc).
 fn group_neighbours(ir: &Ir, cfg: &Cfg, accesses: &[Access], plan: &mut Plan) {
     struct Open {
@@ -342,12 +358,8 @@ fn group_neighbours(ir: &Ir, cfg: &Cfg, accesses: &[Access], plan: &mut Plan) {
                 .find(|g| g.root == r.root && same_target(&g.target, &r.target) && g.base == base);
             match (joined, end) {
                 (Some(g), Some(end)) => {
-                    let (li, _, _) = g.members[0];
-                    let leader = accesses[li].inst;
-                    let available = base.leaves().iter().all(|&v| unsafe {
-                        LLVMIsAInstruction(v).is_null() || cfg.dominates(v, leader)
-                    });
-                    if available && !call_between(leader, acc.inst) {
+                    let leader = accesses[g.members[0].0].inst;
+                    if can_join(cfg, leader, &base.leaves(), acc.inst) {
                         g.members.push((i, k, off));
                         g.lo = g.lo.min(off);
                         g.hi = g.hi.max(end);

@@ -8,15 +8,16 @@
 //! `[min(a_lo, a_hi), max(a_lo, a_hi) + len)` of the two outermost members `a_lo` (the
 //! least multiple) and `a_hi` (the greatest) before the first member fits iff every
 //! member does: the members lie on the straight line between the two, because `s` is
-//! a 32-bit value extended to 64 bits and `|m| < 2^31`, so the walk from `a_lo` to `a_hi`
+//! a 32-bit value extended to 64 bits and `|m| < 2^30`, so the walk from `a_lo` to `a_hi`
 //! is under 2^63 bytes and cannot wrap around the address space. When the hull does
 //! not fit, the cold path checks the members one by one in program order (as for
 //! neighbours), so only accesses the block makes are reported.
 
-use crate::classify::{const_int, gep_offset};
+use crate::base::strip_constant_geps;
+use crate::classify::const_int;
 use crate::collect::{Access, Len, Target};
 use crate::dom::Cfg;
-use crate::elim::{call_between, same_target, Plan, RangePlan, Shape};
+use crate::elim::{can_join, same_target, Plan, RangePlan, Shape};
 use crate::ir::{opcode, operand, Ir, NONAME};
 use llvm_sys::core::*;
 use llvm_sys::prelude::*;
@@ -46,13 +47,7 @@ fn narrow(v: LLVMValueRef) -> bool {
 
 /// The place of `addr` (see [`Place`]), or `None` when a constant offset overflows.
 pub fn place(ir: &Ir, addr: LLVMValueRef) -> Option<Place> {
-    let mut off = 0i64;
-    let mut v = addr;
-    while opcode(v) == Some(LLVMOpcode::LLVMGetElementPtr) {
-        let Some(o) = gep_offset(ir, v) else { break };
-        off = off.checked_add(o)?;
-        v = operand(v, 0);
-    }
+    let (v, off) = strip_constant_geps(ir, addr)?;
     let itself = Place {
         ptr: v,
         stride: None,
@@ -161,9 +156,13 @@ pub fn form(ir: &Ir, cfg: &Cfg, accesses: &[Access], plan: &mut Plan) {
         root: LLVMValueRef,
         target: Target,
         block: LLVMBasicBlockRef,
-        shape: Stride,
-        /// Whether a member has a stride (the first may be the pointer itself).
-        strided: bool,
+        ptr: LLVMValueRef,
+        off: i64,
+        len: u64,
+        /// Set by the first member with a stride (the first may be the pointer itself).
+        stride: Option<LLVMValueRef>,
+        lo: i64,
+        hi: i64,
         members: Vec<(usize, usize, i64)>,
     }
     let mut open: Vec<Open> = Vec::new();
@@ -177,59 +176,51 @@ pub fn form(ir: &Ir, cfg: &Cfg, accesses: &[Access], plan: &mut Plan) {
             let Some(at) = place(ir, r.addr) else {
                 continue;
             };
-            let fits = |g: &Open| {
-                g.block == bb
+            let stride = at.stride.map(|(s, _)| s);
+            let m = at.stride.map_or(0, |(_, m)| m);
+            let joinable = |g: &Open| {
+                let same = g.block == bb
                     && g.root == r.root
                     && same_target(&g.target, &r.target)
-                    && g.shape.ptr == at.ptr
-                    && g.shape.off == at.off
-                    && g.shape.len == len
-                    && at
-                        .stride
-                        .is_none_or(|(s, _)| !g.strided || g.shape.stride == s)
+                    && (g.ptr, g.off, g.len) == (at.ptr, at.off, len)
+                    && (stride.is_none() || g.stride.is_none() || g.stride == stride);
+                let leaves = [Some(at.ptr), stride.or(g.stride)];
+                let leaves: Vec<LLVMValueRef> = leaves.into_iter().flatten().collect();
+                same && can_join(cfg, accesses[g.members[0].0].inst, &leaves, acc.inst)
             };
-            let joinable = |g: &Open| {
-                let leader = accesses[g.members[0].0].inst;
-                let stride = at.stride.map_or(g.shape.stride, |(s, _)| s);
-                let available = [at.ptr, stride].iter().all(|&v| unsafe {
-                    LLVMIsAInstruction(v).is_null() || cfg.dominates(v, leader)
-                });
-                fits(g) && available && !call_between(leader, acc.inst)
-            };
-            let joined = open.iter_mut().find(|g| joinable(g));
-            let m = at.stride.map_or(0, |(_, m)| m);
-            match joined {
+            match open.iter_mut().find(|g| joinable(g)) {
                 Some(g) => {
-                    if let Some((s, _)) = at.stride {
-                        g.shape.stride = s;
-                        g.strided = true;
-                    }
-                    g.shape.lo = g.shape.lo.min(m);
-                    g.shape.hi = g.shape.hi.max(m);
+                    g.stride = g.stride.or(stride);
+                    g.lo = g.lo.min(m);
+                    g.hi = g.hi.max(m);
                     g.members.push((i, k, m));
                 }
                 None => open.push(Open {
                     root: r.root,
                     target: r.target.clone(),
                     block: bb,
-                    shape: Stride {
-                        ptr: at.ptr,
-                        // Set by the first member with a stride.
-                        stride: at.stride.map_or(at.ptr, |(s, _)| s),
-                        off: at.off,
-                        len,
-                        lo: m,
-                        hi: m,
-                    },
-                    strided: at.stride.is_some(),
+                    ptr: at.ptr,
+                    off: at.off,
+                    len,
+                    stride,
+                    lo: m,
+                    hi: m,
                     members: vec![(i, k, m)],
                 }),
             }
         }
     }
     for g in open {
-        if g.strided && g.shape.lo < g.shape.hi {
-            plan.add_group(Shape::Strided(g.shape), g.members);
+        if let (Some(stride), true) = (g.stride, g.lo < g.hi) {
+            let shape = Stride {
+                ptr: g.ptr,
+                stride,
+                off: g.off,
+                len: g.len,
+                lo: g.lo,
+                hi: g.hi,
+            };
+            plan.add_group(Shape::Strided(shape), g.members);
         }
     }
 }
