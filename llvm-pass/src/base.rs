@@ -10,6 +10,12 @@
 //! (`sext ((i - 1) * n + (j + 1))` is the terms `(i - 1) * n` and `j` plus 1). The
 //! terms are rebuilt extended, then added in the index type, which cannot wrap where
 //! the original did not.
+//!
+//! One index per address may also split where wrapping is not ruled out: a plain
+//! `add x, C` under a `sext` (`sext (x + 1)` where the optimizer dropped `nsw`, as in
+//! conv3d's `A[sext(row + k + dk)]`). The split then *assumes* that `x + C` does not
+//! wrap ([`Assumed`]); whoever uses it must check that at run time
+//! ([`Guard::wraps`]) and fall back to the real address when it does.
 
 use crate::classify::{const_int, gep_offset, strip_casts};
 use crate::ir::{opcode, operand, Ir};
@@ -125,6 +131,79 @@ impl Base {
 /// Most terms an index is split into (more stay one term).
 const MAX_TERMS: usize = 3;
 
+/// A split that assumed the signed addition `x + c` (in `x`'s type) does not wrap: the
+/// index `sext (x + c)` was taken for `sext x + c`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Assumed {
+    /// The addition's variable operand.
+    pub x: LLVMValueRef,
+    /// Its constant.
+    pub c: i64,
+}
+
+/// The run-time check behind the [`Assumed`] splits of a group: `x + c` must not wrap
+/// for any `c` from `lo` to `hi` (`lo <= 0 <= hi`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Guard {
+    /// The value the splits share.
+    pub x: LLVMValueRef,
+    /// The least constant, or 0.
+    pub lo: i64,
+    /// The greatest constant, or 0.
+    pub hi: i64,
+}
+
+impl Guard {
+    /// The guard of no assumption yet on `x` (`lo = hi = 0`).
+    pub fn new(x: LLVMValueRef) -> Guard {
+        Guard { x, lo: 0, hi: 0 }
+    }
+
+    /// The guard widened to take `a` too, or `None` when `a` assumes something of
+    /// another value or the constants span half the type or more.
+    pub fn with(&self, a: Assumed) -> Option<Guard> {
+        let g = Guard {
+            lo: self.lo.min(a.c),
+            hi: self.hi.max(a.c),
+            ..*self
+        };
+        let bits = unsafe { LLVMGetIntTypeWidth(LLVMTypeOf(self.x)) };
+        (a.x == self.x && bits < 64 && (g.hi - g.lo) < 1 << (bits - 1)).then_some(g)
+    }
+
+    /// The same guard with its value passed through `f`.
+    pub fn map(&self, f: impl Fn(LLVMValueRef) -> LLVMValueRef) -> Guard {
+        Guard {
+            x: f(self.x),
+            ..*self
+        }
+    }
+
+    /// Builds, at the builder's position, "some `x + c` wraps": with `n` the width of
+    /// `x`, no `c` in `lo..=hi` wraps iff `MIN - lo <= x <= MAX - hi` (signed), one
+    /// unsigned compare `x + (2^(n-1) + lo) <=u 2^n - 1 - (hi - lo)`.
+    pub fn wraps(&self, ir: &Ir) -> LLVMValueRef {
+        unsafe {
+            let ty = LLVMTypeOf(self.x);
+            let (k, bound) = guard_constants(LLVMGetIntTypeWidth(ty), self.lo, self.hi);
+            let shifted = ir.add(self.x, LLVMConstInt(ty, k, 0));
+            ir.icmp(
+                llvm_sys::LLVMIntPredicate::LLVMIntUGT,
+                shifted,
+                LLVMConstInt(ty, bound, 0),
+            )
+        }
+    }
+}
+
+/// The constants of [`Guard::wraps`] for `bits`-bit values: `(2^(bits-1) + lo) mod
+/// 2^bits` and `2^bits - 1 - (hi - lo)` (`lo <= 0 <= hi`, `hi - lo < 2^(bits-1)`).
+fn guard_constants(bits: u32, lo: i64, hi: i64) -> (u64, u64) {
+    let mask = (1u64 << bits) - 1;
+    let k = (1u64 << (bits - 1)).wrapping_add(lo as u64) & mask;
+    (k, mask - (hi - lo) as u64)
+}
+
 /// How an addition must be flagged to be split under an extension.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Wrap {
@@ -170,8 +249,10 @@ fn split_terms(v: LLVMValueRef, wrap: Wrap, terms: &mut Vec<LLVMValueRef>) -> Op
 }
 
 /// An index as (terms, C) with the terms in a canonical order, or `None` for an index
-/// used as it is that does not split (the GEP then keeps it as it is).
-fn split_add(v: LLVMValueRef) -> Option<(Index, i64)> {
+/// used as it is that does not split (the GEP then keeps it as it is). With `assume`, a
+/// signed index whose outermost addition is a plain `add x, C` splits as `x` plus `C`
+/// and says so (the third value).
+fn split_add(v: LLVMValueRef, assume: bool) -> Option<(Index, i64, Option<Assumed>)> {
     unsafe {
         // A widened index is split inside the extension, so that `sext i` and
         // `sext (i + 1)` share a base.
@@ -188,17 +269,32 @@ fn split_add(v: LLVMValueRef) -> Option<(Index, i64)> {
                 (v, Wrap::Signed, Widen::Sign(i64))
             }
         };
+        let plain_add = assume
+            && wrap == Wrap::Signed
+            && opcode(inner) == Some(LLVMOpcode::LLVMAdd)
+            && LLVMGetNSW(inner) == 0;
+        let assumed = plain_add
+            .then(|| const_int(operand(inner, 1)))
+            .flatten()
+            .map(|c| Assumed {
+                x: operand(inner, 0),
+                c,
+            });
+        let (inner, c0) = match assumed {
+            Some(a) => (a.x, a.c),
+            None => (inner, 0),
+        };
         let mut split = Vec::new();
         let (mut terms, c) = match split_terms(inner, wrap, &mut split) {
-            Some(c) if !split.is_empty() => (split, c),
+            Some(c) if !split.is_empty() => (split, c.checked_add(c0)?),
             // Too many terms (or all constant, which GEP folding leaves rare): one term.
-            _ => (vec![inner], 0),
+            _ => (vec![inner], c0),
         };
         if ext == Widen::Keep && terms == [v] {
             return None;
         }
         terms.sort_by_key(|&t| t as usize);
-        Some((Index { terms, ext }, c))
+        Some((Index { terms, ext }, c, assumed))
     }
 }
 
@@ -215,12 +311,30 @@ pub fn strip_constant_geps(ir: &Ir, addr: LLVMValueRef) -> Option<(LLVMValueRef,
     Some((v, off))
 }
 
-/// The base and byte offset of `addr`, or `None` when a step overflows.
-pub fn decompose(ir: &Ir, addr: LLVMValueRef) -> Option<(Base, i64)> {
+/// An address split by [`decompose`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Parts {
+    /// The base.
+    pub base: Base,
+    /// Bytes from the base.
+    pub off: i64,
+    /// What the split assumed, if it took a plain `add` apart (only with `assume`).
+    pub assumed: Option<Assumed>,
+}
+
+/// The base and byte offset of `addr` (with `assume`, possibly under an [`Assumed`]
+/// split of one index), or `None` when a step overflows.
+pub fn decompose(ir: &Ir, addr: LLVMValueRef, assume: bool) -> Option<Parts> {
     let (v, mut off) = strip_constant_geps(ir, addr)?;
     if opcode(v) != Some(LLVMOpcode::LLVMGetElementPtr) {
-        return Some((Base { ptr: v, gep: None }, off));
+        let base = Base { ptr: v, gep: None };
+        return Some(Parts {
+            base,
+            off,
+            assumed: None,
+        });
     }
+    let mut assumed = None;
     unsafe {
         let src = LLVMGetGEPSourceElementType(v);
         let n = LLVMGetNumOperands(v) as u32;
@@ -239,27 +353,29 @@ pub fn decompose(ir: &Ir, addr: LLVMValueRef) -> Option<(Base, i64)> {
                 ty = LLVMGetElementType(ty);
                 Some(LLVMABISizeOfType(ir.td(), ty) as i64)
             };
-            match (stride, const_int(op), split_add(op)) {
+            let split = stride
+                .filter(|_| const_int(op).is_none())
+                .and_then(|_| split_add(op, assume && assumed.is_none()));
+            match (stride, const_int(op), split) {
                 // Constant array indices fold into the offset (`t[ty][3]` and `t[ty][5]`
                 // share a base).
                 (Some(s), Some(c), _) => {
                     off = off.checked_add(c.checked_mul(s)?)?;
                     idx.push(Index::value(LLVMConstNull(LLVMTypeOf(op))));
                 }
-                (Some(s), None, Some((x, c))) => {
+                (Some(s), None, Some((x, c, a))) => {
                     off = off.checked_add(c.checked_mul(s)?)?;
                     idx.push(x);
+                    assumed = assumed.or(a);
                 }
                 _ => idx.push(Index::value(op)),
             }
         }
-        Some((
-            Base {
-                ptr: operand(v, 0),
-                gep: Some((src, idx)),
-            },
-            off,
-        ))
+        let base = Base {
+            ptr: operand(v, 0),
+            gep: Some((src, idx)),
+        };
+        Some(Parts { base, off, assumed })
     }
 }
 
@@ -269,7 +385,7 @@ pub fn decompose(ir: &Ir, addr: LLVMValueRef) -> Option<(Base, i64)> {
 /// space, no 64-bit subtraction), and hoists or shares with the access's own address
 /// arithmetic. `None` when `addr` is not built on `root` that way.
 pub fn offset_from(ir: &Ir, root: LLVMValueRef, addr: LLVMValueRef) -> Option<LLVMValueRef> {
-    let (base, off) = decompose(ir, addr)?;
+    let Parts { base, off, .. } = decompose(ir, addr, false)?;
     if strip_casts(base.ptr) != strip_casts(root) {
         return None;
     }
@@ -278,4 +394,28 @@ pub fn offset_from(ir: &Ir, root: LLVMValueRef, addr: LLVMValueRef) -> Option<LL
         gep: base.gep,
     };
     Some(ir.to_int(at_zero.build(ir, off)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::guard_constants;
+
+    /// The guard's one compare, `(x + k) mod 2^8 >u bound`, says "some `x + c` wraps"
+    /// exactly, for every 8-bit `x` and every `lo..=hi` it is built for.
+    #[test]
+    fn guard_is_exact_on_8_bits() {
+        for lo in -63i64..=0 {
+            for hi in 0i64..=63 {
+                if hi - lo >= 128 {
+                    continue;
+                }
+                let (k, bound) = guard_constants(8, lo, hi);
+                for x in -128i64..=127 {
+                    let fails = ((x as u64).wrapping_add(k) & 0xff) > bound;
+                    let wraps = (lo..=hi).any(|c| !(-128..=127).contains(&(x + c)));
+                    assert_eq!(fails, wraps, "x {x}, lo {lo}, hi {hi}");
+                }
+            }
+        }
+    }
 }

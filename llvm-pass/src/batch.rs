@@ -22,10 +22,10 @@
 use crate::collect::{Access, Len};
 use crate::dom::Cfg;
 use crate::elim::{call_between, Anchor, Plan, RangePlan};
-use crate::ir::{callee, opcode, operand, Ir};
+use crate::ir::Ir;
+use crate::remat::{pure_value, value_operands};
 use llvm_sys::core::*;
 use llvm_sys::prelude::*;
-use llvm_sys::LLVMOpcode;
 use std::collections::HashMap;
 
 /// Most checks one batch takes: every member's address is live from the batch's branch
@@ -141,7 +141,7 @@ fn needs(accesses: &[Access], plan: &Plan, i: usize, k: usize, p: RangePlan) -> 
     let r = &accesses[i].ranges[k];
     let mut out = vec![r.root];
     match p {
-        RangePlan::Leader(_, g) => out.extend(plan.groups[g].shape.leaves()),
+        RangePlan::Leader(_, g) => out.extend(plan.groups[g].leaves()),
         _ => out.push(r.addr),
     }
     if let Len::Value(v) = r.len {
@@ -201,40 +201,16 @@ fn available(
         // member, which the leader's block holds), and it moves up if it is pure.
         if !move_allowed()
             || LLVMGetInstructionParent(v) != LLVMGetInstructionParent(leader)
-            || !movable(v)
+            || !pure_value(v)
         {
             return false;
         }
-        let n = LLVMGetNumOperands(v) as u32;
-        let operands_last = if opcode(v) == Some(LLVMOpcode::LLVMCall) {
-            n - 1
-        } else {
-            n
-        };
-        for o in 0..operands_last {
-            if !available(cfg, operand(v, o), leader, moved, chain) {
+        for o in value_operands(v) {
+            if !available(cfg, o, leader, moved, chain) {
                 return false;
             }
         }
         chain.push(v);
         true
-    }
-}
-
-/// Instructions that compute a value and nothing else, and cannot trap: free to run
-/// earlier in their block.
-fn movable(v: LLVMValueRef) -> bool {
-    use LLVMOpcode::*;
-    match opcode(v) {
-        Some(
-            LLVMAdd | LLVMSub | LLVMMul | LLVMShl | LLVMLShr | LLVMAShr | LLVMAnd | LLVMOr
-            | LLVMXor | LLVMGetElementPtr | LLVMTrunc | LLVMZExt | LLVMSExt | LLVMPtrToInt
-            | LLVMIntToPtr | LLVMBitCast | LLVMAddrSpaceCast | LLVMICmp | LLVMSelect,
-        ) => true,
-        // Thread and block indices.
-        Some(LLVMCall) => {
-            callee(v).is_some_and(|f| crate::ir::name(f).starts_with("llvm.nvvm.read.ptx.sreg."))
-        }
-        _ => false,
     }
 }

@@ -455,6 +455,8 @@ impl Checker {
         // Per unit: its range (the union for a group) and its root half.
         let mut verdicts = Vec::new();
         let mut bad = None;
+        // Guards of unions whose offsets assumed an index does not wrap.
+        let mut guards = Vec::new();
         for &(i, k, p) in units {
             ir.at(inst);
             let r = &accesses[i].ranges[k];
@@ -462,7 +464,8 @@ impl Checker {
                 RangePlan::Leader(_, g) => {
                     let group = &plan.groups[g];
                     let shape = group.shape.map(|v| resolve(replaced, v));
-                    let (addr, len) = shape.union(ir);
+                    let (addr, len, wraps) = shape.union(ir);
+                    guards.extend(wraps);
                     let range = Range {
                         addr,
                         root: resolve(replaced, r.root),
@@ -489,6 +492,7 @@ impl Checker {
             verdicts.push((i, k, range, group, anchor));
         }
         let Some(bad) = bad else { return };
+        let bad = guards.into_iter().fold(bad, |b, g| ir.or(b, g));
         // Each report block splits off before `term`, which stays the cold chain's last
         // branch (back to the first access).
         let term = ir.split_if_then(bad, inst);
@@ -503,10 +507,15 @@ impl Checker {
                 Some((group, shape)) => group
                     .members
                     .iter()
-                    .map(|&(mi, mk, x)| {
+                    .enumerate()
+                    .map(|(n, &(mi, mk, x))| {
                         ir.at(term);
+                        let addr = match group.exact.get(n) {
+                            Some(e) => e.build(ir, |v| resolve(replaced, v)),
+                            None => shape.member(ir, x),
+                        };
                         let r = Range {
-                            addr: shape.member(ir, x),
+                            addr,
                             root: range.root,
                             ..accesses[mi].ranges[mk].clone()
                         };

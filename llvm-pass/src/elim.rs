@@ -38,13 +38,14 @@
 //!
 //! `CUSAFE_PASS_OPT=0` turns all of it off (the perf suite's ablation build).
 
-use crate::base::{decompose, Base};
+use crate::base::{decompose, Base, Guard, Parts};
 use crate::batch::Batch;
 use crate::classify::{const_int, root_of};
 use crate::collect::{Access, Len, Range, Target};
 use crate::dom::Cfg;
 use crate::ir::{callee, is_intrinsic, opcode, Ir};
 use crate::loops::LoopRanges;
+use crate::remat::Remat;
 use crate::stride::Stride;
 use cusafe_format::report::ACCESS_RANGE;
 use llvm_sys::core::*;
@@ -91,6 +92,10 @@ pub enum Shape {
         lo: i64,
         /// The union's end.
         hi: i64,
+        /// What must hold for the offsets to be the members' real ones, when some were
+        /// split under an assumption ([`crate::base::Assumed`]): the union's check
+        /// fails when it does not (the cold path then looks at the real addresses).
+        guard: Option<Guard>,
     },
     /// Multiples of one run-time stride (a member's value is its multiple; `stride`).
     Strided(Stride),
@@ -101,7 +106,11 @@ impl Shape {
     /// group's check is built).
     pub fn leaves(&self) -> Vec<LLVMValueRef> {
         match self {
-            Shape::Offsets { base, .. } => base.leaves(),
+            Shape::Offsets { base, guard, .. } => {
+                let mut out = base.leaves();
+                out.extend(guard.map(|g| g.x));
+                out
+            }
             Shape::Strided(s) => s.leaves().to_vec(),
         }
     }
@@ -109,7 +118,13 @@ impl Shape {
     /// The same shape with every value passed through `f` (e.g. recover-mode phis).
     pub fn map(&self, f: impl Fn(LLVMValueRef) -> LLVMValueRef) -> Shape {
         match self {
-            Shape::Offsets { base, lo, hi } => Shape::Offsets {
+            Shape::Offsets {
+                base,
+                lo,
+                hi,
+                guard,
+            } => Shape::Offsets {
+                guard: guard.map(|g| g.map(&f)),
                 base: base.map(f),
                 lo: *lo,
                 hi: *hi,
@@ -119,11 +134,24 @@ impl Shape {
     }
 
     /// Builds, at the builder's position, the start and length of the one range whose
-    /// check stands for the members'.
-    pub fn union(&self, ir: &Ir) -> (LLVMValueRef, Len) {
+    /// check stands for the members', and for a guarded shape the flag that its guard
+    /// fails (the check must fail then too).
+    pub fn union(&self, ir: &Ir) -> (LLVMValueRef, Len, Option<LLVMValueRef>) {
         match self {
-            Shape::Offsets { base, lo, hi } => (base.build(ir, *lo), Len::Const((hi - lo) as u64)),
-            Shape::Strided(s) => s.hull(ir),
+            Shape::Offsets {
+                base,
+                lo,
+                hi,
+                guard,
+            } => (
+                base.build(ir, *lo),
+                Len::Const((hi - lo) as u64),
+                guard.map(|g| g.wraps(ir)),
+            ),
+            Shape::Strided(s) => {
+                let (addr, len) = s.hull(ir);
+                (addr, len, None)
+            }
         }
     }
 
@@ -143,6 +171,19 @@ pub struct Group {
     pub shape: Shape,
     /// Members as (access, range, value in the shape), in program order.
     pub members: Vec<(usize, usize, i64)>,
+    /// For a guarded shape, how to build each member's real address before the group's
+    /// first access (its cold path checks those); empty otherwise.
+    pub exact: Vec<Remat>,
+}
+
+impl Group {
+    /// Values the group's check and cold path are built from (each must be available
+    /// where the check is).
+    pub fn leaves(&self) -> Vec<LLVMValueRef> {
+        let mut out = self.shape.leaves();
+        out.extend(self.exact.iter().flat_map(Remat::leaves));
+        out
+    }
 }
 
 /// The check of the range an access covers over all trips of its loop.
@@ -182,9 +223,15 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// Records a group (two or more members, in program order): its first member's
-    /// check becomes the group's (`Leader`), the others are covered (`Member`).
-    pub fn add_group(&mut self, shape: Shape, members: Vec<(usize, usize, i64)>) {
+    /// Records a group (two or more members, in program order; `exact` as in
+    /// [`Group`]): its first member's check becomes the group's (`Leader`), the others
+    /// are covered (`Member`).
+    pub fn add_group(
+        &mut self,
+        shape: Shape,
+        members: Vec<(usize, usize, i64)>,
+        exact: Vec<Remat>,
+    ) {
         let id = self.groups.len();
         for (n, &(i, k, _)) in members.iter().enumerate() {
             self.plans[i][k] = match (n, self.plans[i][k]) {
@@ -193,7 +240,11 @@ impl Plan {
             };
         }
         self.merged += members.len() as u32 - 1;
-        self.groups.push(Group { shape, members });
+        self.groups.push(Group {
+            shape,
+            members,
+            exact,
+        });
     }
 }
 
@@ -326,6 +377,10 @@ fn group_neighbours(ir: &Ir, cfg: &Cfg, accesses: &[Access], plan: &mut Plan) {
         members: Vec<(usize, usize, i64)>,
         lo: i64,
         hi: i64,
+        guard: Option<Guard>,
+        /// Each member's real address, built before the first access (needed once
+        /// the group is guarded).
+        exact: Vec<Option<Remat>>,
     }
     let mut open: Vec<Open> = Vec::new();
     let mut block = None;
@@ -333,8 +388,25 @@ fn group_neighbours(ir: &Ir, cfg: &Cfg, accesses: &[Access], plan: &mut Plan) {
     let close = |open: &mut Vec<Open>, plan: &mut Plan| {
         for g in open.drain(..) {
             if g.members.len() >= 2 {
-                let (base, lo, hi) = (g.base, g.lo, g.hi);
-                plan.add_group(Shape::Offsets { base, lo, hi }, g.members);
+                let (base, lo, hi, guard) = (g.base, g.lo, g.hi, g.guard);
+                let exact = match guard {
+                    // (Joining a guarded group takes every member's real address.)
+                    Some(_) => match g.exact.into_iter().collect::<Option<Vec<_>>>() {
+                        Some(e) => e,
+                        None => continue,
+                    },
+                    None => Vec::new(),
+                };
+                plan.add_group(
+                    Shape::Offsets {
+                        base,
+                        lo,
+                        hi,
+                        guard,
+                    },
+                    g.members,
+                    exact,
+                );
             }
         }
     };
@@ -349,7 +421,7 @@ fn group_neighbours(ir: &Ir, cfg: &Cfg, accesses: &[Access], plan: &mut Plan) {
             let (RangePlan::Check(_), Len::Const(len)) = (plan.plans[i][k], r.len) else {
                 continue;
             };
-            let Some((base, off)) = decompose(ir, r.addr) else {
+            let Some(Parts { base, off, assumed }) = decompose(ir, r.addr, true) else {
                 continue;
             };
             let end = off.checked_add(len as i64);
@@ -359,10 +431,30 @@ fn group_neighbours(ir: &Ir, cfg: &Cfg, accesses: &[Access], plan: &mut Plan) {
             match (joined, end) {
                 (Some(g), Some(end)) => {
                     let leader = accesses[g.members[0].0].inst;
-                    if can_join(cfg, leader, &base.leaves(), acc.inst) {
+                    let exact = Remat::plan(cfg, r.addr, leader);
+                    // The group's guard with this member's assumption; `None`: they
+                    // do not go together.
+                    let guard = match (g.guard, assumed) {
+                        (g0, None) => Some(g0),
+                        (g0, Some(a)) => g0.unwrap_or(Guard::new(a.x)).with(a).map(Some),
+                    };
+                    let Some(guard) = guard else { continue };
+                    let mut leaves = base.leaves();
+                    if let Some(gd) = guard {
+                        // Guarded: the cold path needs every member's real address.
+                        if exact.is_none() || g.exact.iter().any(Option::is_none) {
+                            continue;
+                        }
+                        leaves.push(gd.x);
+                        let all = g.exact.iter().chain([&exact]).flatten();
+                        leaves.extend(all.flat_map(Remat::leaves));
+                    }
+                    if can_join(cfg, leader, &leaves, acc.inst) {
                         g.members.push((i, k, off));
                         g.lo = g.lo.min(off);
                         g.hi = g.hi.max(end);
+                        g.guard = guard;
+                        g.exact.push(exact);
                     }
                 }
                 (None, Some(end)) => open.push(Open {
@@ -372,6 +464,8 @@ fn group_neighbours(ir: &Ir, cfg: &Cfg, accesses: &[Access], plan: &mut Plan) {
                     members: vec![(i, k, off)],
                     lo: off,
                     hi: end,
+                    guard: assumed.and_then(|a| Guard::new(a.x).with(a)),
+                    exact: vec![Remat::plan(cfg, r.addr, acc.inst)],
                 }),
                 _ => {}
             }
@@ -487,9 +581,18 @@ fn hoist_loop_ranges(accesses: &[Access], plan: &mut Plan) {
             let (below, len) = match (plan.plans[i][k], r.len) {
                 (RangePlan::Check(_), Len::Const(len)) => (0, len),
                 (RangePlan::Leader(_, g), _) => match &plan.groups[g] {
+                    // A guarded union lies around the leader's address only when the
+                    // guard holds: no loop range from it.
                     Group {
-                        shape: Shape::Offsets { lo, hi, .. },
+                        shape:
+                            Shape::Offsets {
+                                lo,
+                                hi,
+                                guard: None,
+                                ..
+                            },
                         members,
+                        ..
                     } => {
                         let off = members[0].2;
                         ((off - lo) as u64, (hi - off) as u64)

@@ -220,7 +220,7 @@ pub fn form(ir: &Ir, cfg: &Cfg, accesses: &[Access], plan: &mut Plan) {
                 lo: g.lo,
                 hi: g.hi,
             };
-            plan.add_group(Shape::Strided(shape), g.members);
+            plan.add_group(Shape::Strided(shape), g.members, Vec::new());
         }
     }
 }
