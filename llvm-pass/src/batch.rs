@@ -137,7 +137,13 @@ fn set_anchor(p: &mut RangePlan, from: Anchor, to: Anchor) {
 }
 
 /// The values the compare of range `k` of access `i` (planned `p`) is built from.
-fn needs(accesses: &[Access], plan: &Plan, i: usize, k: usize, p: RangePlan) -> Vec<LLVMValueRef> {
+pub fn needs(
+    accesses: &[Access],
+    plan: &Plan,
+    i: usize,
+    k: usize,
+    p: RangePlan,
+) -> Vec<LLVMValueRef> {
     let r = &accesses[i].ranges[k];
     let mut out = vec![r.root];
     match p {

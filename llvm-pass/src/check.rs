@@ -243,8 +243,11 @@ impl Checker {
             let mut skipped_from = Vec::new();
             for (k, units) in emits {
                 let r = &acc.ranges[k];
-                let RangePlan::Check(anchor) = plans[k] else {
-                    self.emit_batch(ir, sites, parts, replaced, func, accesses, plan, &units);
+                let hoisted = plan.verdicts_at.get(&(index, k)).copied();
+                let (RangePlan::Check(anchor), None) = (plans[k], hoisted) else {
+                    self.emit_batch(
+                        ir, sites, parts, replaced, func, accesses, plan, &units, hoisted,
+                    );
                     continue;
                 };
                 let original_root = r.root;
@@ -369,7 +372,7 @@ impl Checker {
             let out_of_line = self.out_of_line(r, original_root);
             let text = sites.text(ir, func, inst, &v.object);
             let mut args = [
-                v.addr,
+                ir.add(v.root, v.off),
                 v.root,
                 v.size,
                 ir.int_cast(len, ir.i32),
@@ -438,7 +441,9 @@ impl Checker {
     /// range or a neighbouring group's union `[lo, hi)`. When it fails, the cold path
     /// looks at the units in program order, and at a group's members one by one, and
     /// reports each range that fails, at its own site. Recover mode reports and goes on:
-    /// batched accesses are not skipped.
+    /// batched accesses are not skipped. The verdicts are built before `verdicts_at`
+    /// when given (a loop preheader's terminator: `elim`'s loop-invariant verdicts),
+    /// else before the first access; the branch is always at the first access.
     #[allow(clippy::too_many_arguments)]
     fn emit_batch(
         &self,
@@ -450,15 +455,17 @@ impl Checker {
         accesses: &[Access],
         plan: &Plan,
         units: &[Unit],
+        verdicts_at: Option<LLVMValueRef>,
     ) {
         let inst = accesses[units[0].0].inst;
+        let at = verdicts_at.unwrap_or(inst);
         // Per unit: its range (the union for a group) and its root half.
         let mut verdicts = Vec::new();
         let mut bad = None;
         // Guards of unions whose offsets assumed an index does not wrap.
         let mut guards = Vec::new();
         for &(i, k, p) in units {
-            ir.at(inst);
+            ir.at(at);
             let r = &accesses[i].ranges[k];
             let (range, group) = match p {
                 RangePlan::Leader(_, g) => {
@@ -641,11 +648,11 @@ impl Checker {
     /// The address half of the heap check: the range must fit in the root half's window.
     fn heap_verdict(&self, ir: &Ir, r: &Range, len: LLVMValueRef, p: RootPart) -> Verdict {
         unsafe {
-            let ai = ir.to_int(r.addr);
-            let inside = self.fits(ir, r, ir.sub(ai, p.start), p.limit, len);
+            let off = ir.sub(ir.to_int(r.addr), p.start);
+            let inside = self.fits(ir, r, off, p.limit, len);
             Verdict {
                 bad: LLVMBuildNot(ir.b, inside, crate::ir::NONAME),
-                addr: ai,
+                off,
                 root: p.start,
                 size: p.limit,
                 space: 0,
@@ -664,18 +671,17 @@ impl Checker {
                 LLVMBuildAddrSpaceCast(ir.b, r.root, LLVMTypeOf(r.addr), crate::ir::NONAME)
             };
             let bi = ir.to_int(root);
-            let ai = ir.to_int(r.addr);
             let size = match o.size {
                 ObjSize::Const(n) => ir.c64(n),
                 ObjSize::DynamicShared => ir.int_cast(self.dynamic_smem_size(ir), ir.i64),
             };
-            let off =
-                crate::base::offset_from(ir, r.root, r.addr).unwrap_or_else(|| ir.sub(ai, bi));
+            let off = crate::base::offset_from(ir, r.root, r.addr)
+                .unwrap_or_else(|| ir.sub(ir.to_int(r.addr), bi));
             let inside = self.fits(ir, r, off, size, len);
             let bad = LLVMBuildNot(ir.b, inside, crate::ir::NONAME);
             Verdict {
                 bad,
-                addr: ai,
+                off,
                 root: bi,
                 size,
                 space: o.space,
@@ -716,7 +722,12 @@ impl Checker {
 /// What a check computed: whether the access is bad and what the cold call passes.
 struct Verdict {
     bad: LLVMValueRef,
-    addr: LLVMValueRef,
+    /// The access's address minus `root`, in bytes (i64). The cold call passes `root +
+    /// off`, built in the cold block: the address itself is not kept live for the
+    /// report (a shared array's generic address, which `cvta` makes, once held six
+    /// 64-bit registers across hotspot's loop).
+    off: LLVMValueRef,
+    /// The window's start (heap) or the object's address, as i64.
     root: LLVMValueRef,
     /// The size the access was compared against (header word or object size).
     size: LLVMValueRef,

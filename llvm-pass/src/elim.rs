@@ -36,10 +36,18 @@
 //!   reports each that fails at its own line — never one the block would not reach.
 //!   (Recover mode does not skip merged accesses.)
 //!
+//! * **Loop-invariant verdicts**: a check (or batch) in a loop whose every input — root,
+//!   address or group base, run-time length, root half — is defined outside the loop
+//!   has its compares built in the loop's preheader (outward while that holds); only
+//!   the branch stays at the access, on a predicate computed once. Computing a compare
+//!   early does nothing, so nothing is reported earlier; the cold path computes each
+//!   member's verdict again at the access. (Trap-mode builds: recover mode keeps its
+//!   per-access skips.)
+//!
 //! `CUSAFE_PASS_OPT=0` turns all of it off (the perf suite's ablation build).
 
 use crate::base::{decompose, Base, Guard, Parts};
-use crate::batch::Batch;
+use crate::batch::{anchor_of, Batch, Unit};
 use crate::classify::{const_int, root_of};
 use crate::collect::{Access, Len, Range, Target};
 use crate::dom::Cfg;
@@ -51,7 +59,7 @@ use cusafe_format::report::ACCESS_RANGE;
 use llvm_sys::core::*;
 use llvm_sys::prelude::*;
 use llvm_sys::LLVMOpcode;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 /// Where the root half of a heap check is computed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -220,6 +228,10 @@ pub struct Plan {
     pub batches: Vec<Batch>,
     /// Branches saved by batches (checks after each batch's first).
     pub batched: u32,
+    /// Where the verdicts of loop-invariant checks are built (a preheader's
+    /// terminator), by the (access, range) that emits them: a batch's first unit, or a
+    /// check or group leader of its own.
+    pub verdicts_at: HashMap<(usize, usize), LLVMValueRef>,
 }
 
 impl Plan {
@@ -563,8 +575,70 @@ pub fn plan(
         crate::stride::form(ir, cfg, accesses, &mut plan);
         hoist_loop_ranges(accesses, &mut plan);
         crate::batch::form(ir, cfg, accesses, &mut plan);
+        if !crate::check::recover_build() {
+            hoist_verdicts(cfg, accesses, &mut plan);
+        }
     }
     plan
+}
+
+/// Finds the checks whose verdicts can be built in a loop preheader (see the module
+/// doc) and records where.
+fn hoist_verdicts(cfg: &Cfg, accesses: &[Access], plan: &mut Plan) {
+    // Each emitted check: its units (a batch's, or one check or group of its own).
+    let mut emits: Vec<Vec<Unit>> = plan.batches.iter().map(|b| b.units.clone()).collect();
+    for (i, plans) in plan.plans.iter().enumerate() {
+        for (k, &p) in plans.iter().enumerate() {
+            if matches!(p, RangePlan::Check(_) | RangePlan::Leader(..)) {
+                emits.push(vec![(i, k, p)]);
+            }
+        }
+    }
+    for units in emits {
+        let (i, k, _) = units[0];
+        let Some(b) = cfg.block_index(unsafe { LLVMGetInstructionParent(accesses[i].inst) }) else {
+            continue;
+        };
+        let needs: Vec<LLVMValueRef> = units
+            .iter()
+            .flat_map(|&(i, k, p)| crate::batch::needs(accesses, plan, i, k, p))
+            .collect();
+        let anchors: Vec<LLVMValueRef> = units
+            .iter()
+            .filter_map(|u| anchor_of(u.2).map(|a| a.before))
+            .collect();
+        // Every heap check has an anchor; an object check needs none.
+        let heap_without = units.iter().any(|&(i, k, p)| {
+            matches!(accesses[i].ranges[k].target, Target::Heap) && anchor_of(p).is_none()
+        });
+        if heap_without {
+            continue;
+        }
+        if let Some(at) = invariant_point(cfg, b, &needs, &anchors) {
+            plan.verdicts_at.insert((i, k), at);
+        }
+    }
+}
+
+/// The outermost preheader terminator, over the loops around block `b`, outside which
+/// every value of `vals` is defined and every instruction of `points` lies; `None` when
+/// not even the innermost loop's.
+fn invariant_point(
+    cfg: &Cfg,
+    b: usize,
+    vals: &[LLVMValueRef],
+    points: &[LLVMValueRef],
+) -> Option<LLVMValueRef> {
+    let mut target = None;
+    for l in cfg.loops_of(b) {
+        let outside = vals.iter().all(|&v| !defined_in(cfg, v, &l.body))
+            && points.iter().all(|&v| !defined_in(cfg, v, &l.body));
+        let (Some(p), true) = (l.preheader, outside) else {
+            break;
+        };
+        target = Some(unsafe { LLVMGetBasicBlockTerminator(cfg.blocks[p]) });
+    }
+    target
 }
 
 /// Moves checks (single ranges and neighbouring groups) whose loop range is known out

@@ -38,6 +38,8 @@ pub struct Stats {
     pub loop_ranges: u32,
     /// Checks sharing the branch of an earlier check in their block (batches).
     pub batched: u32,
+    /// Branches whose verdicts are built in a loop preheader (loop-invariant inputs).
+    pub invariant: u32,
 }
 
 impl Stats {
@@ -52,6 +54,7 @@ impl Stats {
             merged: plan.merged,
             loop_ranges: plan.loop_checks.len() as u32,
             batched: plan.batched,
+            invariant: plan.verdicts_at.len() as u32,
             proven: found.proven,
             unknown: found.unknown,
             unknown_intrinsics: found.unknown_intrinsics,
@@ -94,8 +97,8 @@ impl Stats {
     /// The stats line for function `name` (`kind` is "kernel" or "device function").
     pub fn line(&self, kind: &str, name: &str) -> String {
         format!(
-            "cusafe: {kind} {name}: {} checks ({} loads, {} stores, {} atomics, {} ranges; {} against known objects), {} arithmetic rules, {} proven in bounds, {} removed (dominated), {} merged (neighbouring), {} loop ranges (one check per loop, in the preheader), {} batched (sharing a branch), {} hoisted (loop header loads), {} header loads shared, {} unchecked (constant address or unknown size), {} intrinsic accesses unchecked",
-            self.checks(), self.loads, self.stores, self.atomics, self.ranges, self.objects, self.arith, self.proven, self.removed, self.merged, self.loop_ranges, self.batched, self.hoisted, self.shared, self.unknown, self.unknown_intrinsics
+            "cusafe: {kind} {name}: {} checks ({} loads, {} stores, {} atomics, {} ranges; {} against known objects), {} arithmetic rules, {} proven in bounds, {} removed (dominated), {} merged (neighbouring), {} loop ranges (one check per loop, in the preheader), {} batched (sharing a branch), {} hoisted (loop header loads), {} header loads shared, {} unchecked (constant address or unknown size), {} intrinsic accesses unchecked, {} loop-invariant verdicts (built in a preheader)",
+            self.checks(), self.loads, self.stores, self.atomics, self.ranges, self.objects, self.arith, self.proven, self.removed, self.merged, self.loop_ranges, self.batched, self.hoisted, self.shared, self.unknown, self.unknown_intrinsics, self.invariant
         )
     }
 }

@@ -49,9 +49,12 @@ define void @k(ptr %a, i64 %i) {
 ; CHECK: [[OFF:%.*]] = sub i64 [[AI]], [[START]]
 ; CHECK: icmp ult i64 [[OFF]], [[BOUND]]
 ; CHECK: br i1 {{%.*}}, label %[[REPORT:.*]], label %[[ACCESS:.*]], !prof [[COLD:![0-9]+]]
-; The cold block passes what the check saw; device-rt works out the kind.
+; The cold block passes what the check saw; device-rt works out the kind. The address
+; is rebuilt there from the window's start and the offset (the fast path keeps neither
+; the address nor anything else alive for the report alone).
 ; CHECK: [[REPORT]]:
-; CHECK-NEXT: call i32 @__cusafe_fail(i64 [[AI]], i64 [[START]], i64 [[LIMIT]], i32 4, ptr addrspacecast (ptr addrspace(1) @__cusafe_site.0 to ptr))
+; CHECK-NEXT: [[ADDR:%.*]] = add i64 [[START]], [[OFF]]
+; CHECK-NEXT: call i32 @__cusafe_fail(i64 [[ADDR]], i64 [[START]], i64 [[LIMIT]], i32 4, ptr addrspacecast (ptr addrspace(1) @__cusafe_site.0 to ptr))
 ; CHECK: [[ACCESS]]:
 ; CHECK-NEXT: [[PS:%.*]] = getelementptr inbounds float, ptr %cusafe.strip, i64 %i
 ; CHECK-NEXT: [[V:%.*]] = load float, ptr [[PS]]

@@ -16,8 +16,9 @@ define void @k(ptr %a, i64 %i, i64 %j) {
 ; CHECK: lshr i64 [[RI]], 41
 ; CHECK: [[START:%.*]] = select i1 {{%.*}}, i64 {{%.*}}, i64 {{%.*}}
 ; CHECK: [[AI:%.*]] = ptrtoint ptr addrspace(1) %r to i64
-; CHECK: sub i64 [[AI]], [[START]]
-; CHECK: call i32 @__cusafe_fail(i64 [[AI]], i64 [[START]],
+; CHECK: [[OFF:%.*]] = sub i64 [[AI]], [[START]]
+; CHECK: [[ADDR:%.*]] = add i64 [[START]], [[OFF]]
+; CHECK: call i32 @__cusafe_fail(i64 [[ADDR]], i64 [[START]],
 ; The access goes through the chain rebuilt on the stripped root.
 ; CHECK: [[G1:%.*]] = getelementptr inbounds i32, ptr %cusafe.strip, i64 %i
 ; CHECK: [[G2:%.*]] = getelementptr inbounds i8, ptr [[G1]], i64 %j
