@@ -599,13 +599,15 @@ fn hoist_verdicts(cfg: &Cfg, accesses: &[Access], plan: &mut Plan) {
         let Some(b) = cfg.block_index(unsafe { LLVMGetInstructionParent(accesses[i].inst) }) else {
             continue;
         };
+        // What the compares are built from, and where their root halves are.
         let needs: Vec<LLVMValueRef> = units
             .iter()
             .flat_map(|&(i, k, p)| crate::batch::needs(accesses, plan, i, k, p))
-            .collect();
-        let anchors: Vec<LLVMValueRef> = units
-            .iter()
-            .filter_map(|u| anchor_of(u.2).map(|a| a.before))
+            .chain(
+                units
+                    .iter()
+                    .filter_map(|u| anchor_of(u.2).map(|a| a.before)),
+            )
             .collect();
         // Every heap check has an anchor; an object check needs none.
         let heap_without = units.iter().any(|&(i, k, p)| {
@@ -614,25 +616,18 @@ fn hoist_verdicts(cfg: &Cfg, accesses: &[Access], plan: &mut Plan) {
         if heap_without {
             continue;
         }
-        if let Some(at) = invariant_point(cfg, b, &needs, &anchors) {
+        if let Some(at) = invariant_point(cfg, b, &needs) {
             plan.verdicts_at.insert((i, k), at);
         }
     }
 }
 
 /// The outermost preheader terminator, over the loops around block `b`, outside which
-/// every value of `vals` is defined and every instruction of `points` lies; `None` when
-/// not even the innermost loop's.
-fn invariant_point(
-    cfg: &Cfg,
-    b: usize,
-    vals: &[LLVMValueRef],
-    points: &[LLVMValueRef],
-) -> Option<LLVMValueRef> {
+/// every value of `vals` is defined; `None` when not even the innermost loop's.
+fn invariant_point(cfg: &Cfg, b: usize, vals: &[LLVMValueRef]) -> Option<LLVMValueRef> {
     let mut target = None;
     for l in cfg.loops_of(b) {
-        let outside = vals.iter().all(|&v| !defined_in(cfg, v, &l.body))
-            && points.iter().all(|&v| !defined_in(cfg, v, &l.body));
+        let outside = vals.iter().all(|&v| !defined_in(cfg, v, &l.body));
         let (Some(p), true) = (l.preheader, outside) else {
             break;
         };
