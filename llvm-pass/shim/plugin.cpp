@@ -373,3 +373,20 @@ extern "C" bool cusafe_loop_range(void *P, LLVMValueRef Inst, LLVMValueRef Ptr,
   *At = llvm::wrap(T);
   return true;
 }
+
+// The signed range ScalarEvolution knows for integer `V` (at most 64 bits) anywhere it
+// is defined: loop induction variables' bounds from their trip counts, range metadata
+// and attributes, arithmetic on those. False when it knows nothing (the full range).
+extern "C" bool cusafe_signed_range(void *P, LLVMValueRef V, int64_t *Lo, int64_t *Hi) {
+  auto &S = *static_cast<LoopRanges *>(P);
+  llvm::Value *X = llvm::unwrap(V);
+  if (!X->getType()->isIntegerTy() || X->getType()->getIntegerBitWidth() > 64 ||
+      !S.SE.isSCEVable(X->getType()))
+    return false;
+  llvm::ConstantRange R = S.SE.getSignedRange(S.SE.getSCEV(X));
+  if (R.isFullSet() || R.isEmptySet())
+    return false;
+  *Lo = R.getSignedMin().getSExtValue();
+  *Hi = R.getSignedMax().getSExtValue();
+  return true;
+}

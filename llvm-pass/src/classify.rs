@@ -87,7 +87,8 @@ pub fn strip_casts(mut v: LLVMValueRef) -> LLVMValueRef {
     v
 }
 
-fn op_of(v: LLVMValueRef) -> Option<LLVMOpcode> {
+/// The opcode of an instruction or constant expression.
+pub fn op_of(v: LLVMValueRef) -> Option<LLVMOpcode> {
     opcode(v)
         .or_else(|| unsafe { (!LLVMIsAConstantExpr(v).is_null()).then(|| LLVMGetConstOpcode(v)) })
 }

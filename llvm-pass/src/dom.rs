@@ -31,6 +31,7 @@ pub struct Cfg {
     pub blocks: Vec<LLVMBasicBlockRef>,
     index: HashMap<LLVMBasicBlockRef, usize>,
     idom: Vec<usize>,
+    preds: Vec<Vec<usize>>,
     /// Position of each original instruction in its block.
     position: HashMap<LLVMValueRef, usize>,
     /// Natural loops, innermost (smallest) first.
@@ -101,10 +102,11 @@ impl Cfg {
             blocks,
             index,
             idom,
+            preds,
             position,
             loops: Vec::new(),
         };
-        cfg.loops = cfg.find_loops(&succ, &preds);
+        cfg.loops = cfg.find_loops(&succ);
         cfg
     }
 
@@ -139,7 +141,33 @@ impl Cfg {
         self.block_dominates(ba, bb)
     }
 
-    fn find_loops(&self, succ: &[Vec<usize>], preds: &[Vec<usize>]) -> Vec<Loop> {
+    /// The branch edges every path to block `b` takes, nearest first: `(branch, taken)`
+    /// for each block on `b`'s dominator chain (itself included) whose only predecessor
+    /// ends in a two-way conditional branch, `taken` true when it is the branch's true
+    /// successor. Whatever the branch's condition was on that edge holds in `b`.
+    pub fn dominating_edges(&self, mut b: usize) -> Vec<(LLVMValueRef, bool)> {
+        let mut edges = Vec::new();
+        loop {
+            if let [p] = self.preds[b][..] {
+                let term = unsafe { LLVMGetBasicBlockTerminator(self.blocks[p]) };
+                let two_way = opcode(term) == Some(LLVMOpcode::LLVMBr)
+                    && unsafe {
+                        LLVMIsConditional(term) != 0
+                            && LLVMGetSuccessor(term, 0) != LLVMGetSuccessor(term, 1)
+                    };
+                if two_way {
+                    edges.push((term, unsafe { LLVMGetSuccessor(term, 0) } == self.blocks[b]));
+                }
+            }
+            if b == 0 {
+                return edges;
+            }
+            b = self.idom[b];
+        }
+    }
+
+    fn find_loops(&self, succ: &[Vec<usize>]) -> Vec<Loop> {
+        let preds = &self.preds;
         let n = self.blocks.len();
         let mut loops = Vec::new();
         for h in 0..n {

@@ -44,15 +44,21 @@
 //!   member's verdict again at the access. (Trap-mode builds: recover mode keeps its
 //!   per-access skips.)
 //!
+//! * **Value ranges**: an access of a statically sized object whose offset, over the
+//!   values its indices can take at the access (`range`: induction-variable bounds,
+//!   arithmetic, the branch conditions on the way there), stays inside the object is
+//!   not checked (nw's `temp[m - tx + 1][tx + 1]` under `if (tx <= m)`).
+//!
 //! `CUSAFE_PASS_OPT=0` turns all of it off (the perf suite's ablation build).
 
 use crate::base::{decompose, Base, Guard, Parts};
 use crate::batch::{anchor_of, Batch, Unit};
-use crate::classify::{const_int, root_of};
+use crate::classify::{const_int, root_of, ObjSize};
 use crate::collect::{Access, Len, Range, Target};
 use crate::dom::Cfg;
 use crate::ir::{callee, is_intrinsic, opcode, Ir};
 use crate::loops::LoopRanges;
+use crate::range::Ranges;
 use crate::remat::Remat;
 use crate::stride::Stride;
 use cusafe_format::report::ACCESS_RANGE;
@@ -214,6 +220,8 @@ pub struct Plan {
     pub plans: Vec<Vec<RangePlan>>,
     /// Ranges not checked (recurring).
     pub removed: u32,
+    /// Ranges proven in bounds by value ranges (not checked).
+    pub proven: u32,
     /// Heap checks whose root half is in a loop preheader.
     pub hoisted: u32,
     /// Heap checks reusing a dominating check's root half (header load) in place.
@@ -509,16 +517,24 @@ pub fn plan(
             .collect(),
         ..Plan::default()
     };
-    if !on {
+    let Some(first) = accesses.first().filter(|_| on) else {
         plan.order = order;
         return plan;
-    }
+    };
+    let scev =
+        LoopRanges::new(unsafe { LLVMGetBasicBlockParent(LLVMGetInstructionParent(first.inst)) });
+    let ranges = Ranges::new(cfg, &scev, ir.td());
     // Ranges already planned, with where their root half lives.
     let mut done: Vec<(LLVMValueRef, &Range, Option<Anchor>)> = Vec::new();
     for &i in &order {
         let acc = &accesses[i];
         let Some(b) = block_of(acc) else { continue };
         for (k, r) in acc.ranges.iter().enumerate() {
+            if in_bounds(&ranges, acc.inst, r) {
+                plan.plans[i][k] = RangePlan::Covered;
+                plan.proven += 1;
+                continue;
+            }
             let dominating = |&&(inst, _, _): &&(LLVMValueRef, &Range, Option<Anchor>)| {
                 cfg.dominates(inst, acc.inst)
             };
@@ -573,13 +589,27 @@ pub fn plan(
         // its own check.
         group_neighbours(ir, cfg, accesses, &mut plan);
         crate::stride::form(ir, cfg, accesses, &mut plan);
-        hoist_loop_ranges(accesses, &mut plan);
+        hoist_loop_ranges(&scev, accesses, &mut plan);
         crate::batch::form(ir, cfg, accesses, &mut plan);
         if !crate::check::recover_build() {
             hoist_verdicts(cfg, accesses, &mut plan);
         }
     }
     plan
+}
+
+/// Whether range `r` of access `inst` is of an object of known size and, by the values
+/// its indices can take there, inside it.
+fn in_bounds(ranges: &Ranges, inst: LLVMValueRef, r: &Range) -> bool {
+    let (Target::Object(o), Len::Const(len)) = (&r.target, r.len) else {
+        return false;
+    };
+    let ObjSize::Const(size) = o.size else {
+        return false;
+    };
+    ranges
+        .offset(inst, r.addr, r.root)
+        .is_some_and(|off| off.lo >= 0 && off.hi + len as i128 <= size as i128)
 }
 
 /// Finds the checks whose verdicts can be built in a loop preheader (see the module
@@ -638,12 +668,7 @@ fn invariant_point(cfg: &Cfg, b: usize, vals: &[LLVMValueRef]) -> Option<LLVMVal
 
 /// Moves checks (single ranges and neighbouring groups) whose loop range is known out
 /// of their loop: one check of the whole range in the preheader instead.
-fn hoist_loop_ranges(accesses: &[Access], plan: &mut Plan) {
-    let Some(first) = accesses.first() else {
-        return;
-    };
-    let loops =
-        LoopRanges::new(unsafe { LLVMGetBasicBlockParent(LLVMGetInstructionParent(first.inst)) });
+fn hoist_loop_ranges(loops: &LoopRanges, accesses: &[Access], plan: &mut Plan) {
     for &i in &plan.order {
         for (k, r) in accesses[i].ranges.iter().enumerate() {
             // Per trip: the range itself, or its group's union around it.

@@ -25,6 +25,7 @@ mod launch;
 mod locals;
 mod loops;
 mod plugin;
+mod range;
 mod remat;
 mod shared;
 mod sites;

@@ -20,6 +20,12 @@ extern "C" {
         span: *mut LLVMValueRef,
         at: *mut LLVMValueRef,
     ) -> bool;
+    fn cusafe_signed_range(
+        s: *mut std::ffi::c_void,
+        v: LLVMValueRef,
+        lo: *mut i64,
+        hi: *mut i64,
+    ) -> bool;
 }
 
 /// Gives every loop of function `f` a preheader (loop-simplify form, through the shim),
@@ -67,6 +73,16 @@ impl LoopRanges {
             )
         };
         found.then_some(LoopRange { lo, span, at })
+    }
+}
+
+impl LoopRanges {
+    /// The signed range ScalarEvolution knows for integer `v` wherever it is defined
+    /// (induction variables bounded by trip counts, range metadata and attributes);
+    /// `None` when it knows nothing.
+    pub fn signed_range(&self, v: LLVMValueRef) -> Option<(i64, i64)> {
+        let (mut lo, mut hi) = (0, 0);
+        unsafe { cusafe_signed_range(self.0, v, &mut lo, &mut hi) }.then_some((lo, hi))
     }
 }
 

@@ -55,7 +55,7 @@ impl Stats {
             loop_ranges: plan.loop_checks.len() as u32,
             batched: plan.batched,
             invariant: plan.verdicts_at.len() as u32,
-            proven: found.proven,
+            proven: found.proven + plan.proven,
             unknown: found.unknown,
             unknown_intrinsics: found.unknown_intrinsics,
             ..Stats::default()

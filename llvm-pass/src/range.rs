@@ -1,0 +1,548 @@
+//! Value ranges at an access: the static fast path for addresses that are not constant.
+//!
+//! An access of a known object is proven in bounds when the byte offset of its address
+//! from the object, over every value its indices can take *at that access*, stays in
+//! `[0, size - len]`. An index's interval comes from
+//! - ScalarEvolution (through the shim): loop induction variables bounded by their trip
+//!   counts, range metadata and attributes (`threadIdx.x` is below 1024);
+//! - the arithmetic that computes it (`add`, `sub`, `mul`, shifts, extensions, masks),
+//!   in exact integers: a step whose result could leave its type's signed range gives
+//!   up (its type's full range) instead of wrapping;
+//! - the branch conditions on the edges every path to the access takes
+//!   ([`Cfg::dominating_edges`]): `if (tx <= m)` bounds `tx` by `m`'s interval, and for
+//!   `m - tx` (constants added on either side peeled off) the relation itself bounds the
+//!   difference: `tx <= m` makes `m - tx >= 0`, which intervals alone cannot see.
+//!
+//! nw's anti-diagonal sweep `temp[m - tx + 1][tx + 1]` under `if (tx <= m)`, `m < 16`,
+//! is such an access. Every interval is an over-approximation of the values the program
+//! computes there, so a proven access is one the program makes in bounds.
+
+use crate::classify::{const_int, op_of};
+use crate::dom::Cfg;
+use crate::ir::operand;
+use crate::loops::LoopRanges;
+use llvm_sys::core::*;
+use llvm_sys::prelude::*;
+use llvm_sys::target::*;
+use llvm_sys::{LLVMIntPredicate, LLVMOpcode, LLVMTypeKind};
+use std::collections::HashMap;
+
+/// How deep the arithmetic behind one index is followed.
+const MAX_DEPTH: u32 = 12;
+
+/// A closed interval of integers (the signed reading of a value's bits).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Interval {
+    /// Least value.
+    pub lo: i128,
+    /// Greatest value.
+    pub hi: i128,
+}
+
+impl Interval {
+    /// The single value `v`.
+    pub fn point(v: i128) -> Interval {
+        Interval { lo: v, hi: v }
+    }
+
+    /// Every signed value of `bits` bits.
+    pub fn full(bits: u32) -> Interval {
+        Interval {
+            lo: -(1i128 << (bits - 1)),
+            hi: (1i128 << (bits - 1)) - 1,
+        }
+    }
+
+    /// Sum of any member of `self` and any of `o`.
+    pub fn add(self, o: Interval) -> Interval {
+        Interval {
+            lo: self.lo + o.lo,
+            hi: self.hi + o.hi,
+        }
+    }
+
+    /// Difference of any member of `self` and any of `o`.
+    pub fn sub(self, o: Interval) -> Interval {
+        Interval {
+            lo: self.lo - o.hi,
+            hi: self.hi - o.lo,
+        }
+    }
+
+    /// Product of any member of `self` and any of `o` (operands under 2^64 in size).
+    pub fn mul(self, o: Interval) -> Interval {
+        let c = [
+            self.lo * o.lo,
+            self.lo * o.hi,
+            self.hi * o.lo,
+            self.hi * o.hi,
+        ];
+        Interval {
+            lo: *c.iter().min().expect("four corners"),
+            hi: *c.iter().max().expect("four corners"),
+        }
+    }
+
+    /// The members of both (`self` when they do not meet: both are over-approximations
+    /// of one value, so an empty meet means unreachable code, where anything holds).
+    pub fn meet(self, o: Interval) -> Interval {
+        let m = Interval {
+            lo: self.lo.max(o.lo),
+            hi: self.hi.min(o.hi),
+        };
+        if m.lo <= m.hi {
+            m
+        } else {
+            self
+        }
+    }
+
+    /// Every member of one or the other (and those between).
+    pub fn join(self, o: Interval) -> Interval {
+        Interval {
+            lo: self.lo.min(o.lo),
+            hi: self.hi.max(o.hi),
+        }
+    }
+
+    /// Whether every member is a signed value of `bits` bits.
+    pub fn fits(self, bits: u32) -> bool {
+        let f = Interval::full(bits);
+        f.lo <= self.lo && self.hi <= f.hi
+    }
+
+    /// `self` when it fits `bits` bits, else the full range (the operation might wrap).
+    fn or_full(self, bits: u32) -> Interval {
+        if self.fits(bits) {
+            self
+        } else {
+            Interval::full(bits)
+        }
+    }
+
+    /// The values of `zext` from `bits` bits of a value in `self`.
+    fn zext(self, bits: u32) -> Interval {
+        let wrap = 1i128 << bits;
+        match (self.lo >= 0, self.hi >= 0) {
+            (true, _) => self,
+            (false, false) => Interval {
+                lo: self.lo + wrap,
+                hi: self.hi + wrap,
+            },
+            (false, true) => Interval {
+                lo: 0,
+                hi: wrap - 1,
+            },
+        }
+    }
+
+    fn nonneg(self) -> bool {
+        self.lo >= 0
+    }
+}
+
+/// A branch condition known to hold: `a pred b`.
+#[derive(Clone, Copy)]
+struct Fact {
+    pred: LLVMIntPredicate,
+    a: LLVMValueRef,
+    b: LLVMValueRef,
+}
+
+/// The predicate that holds when `icmp p` is false.
+fn inverse(p: LLVMIntPredicate) -> LLVMIntPredicate {
+    use LLVMIntPredicate::*;
+    match p {
+        LLVMIntEQ => LLVMIntNE,
+        LLVMIntNE => LLVMIntEQ,
+        LLVMIntUGT => LLVMIntULE,
+        LLVMIntUGE => LLVMIntULT,
+        LLVMIntULT => LLVMIntUGE,
+        LLVMIntULE => LLVMIntUGT,
+        LLVMIntSGT => LLVMIntSLE,
+        LLVMIntSGE => LLVMIntSLT,
+        LLVMIntSLT => LLVMIntSGE,
+        LLVMIntSLE => LLVMIntSGT,
+    }
+}
+
+/// `a p b` as `b p' a`.
+fn swapped(p: LLVMIntPredicate) -> LLVMIntPredicate {
+    use LLVMIntPredicate::*;
+    match p {
+        LLVMIntUGT => LLVMIntULT,
+        LLVMIntUGE => LLVMIntULE,
+        LLVMIntULT => LLVMIntUGT,
+        LLVMIntULE => LLVMIntUGE,
+        LLVMIntSGT => LLVMIntSLT,
+        LLVMIntSGE => LLVMIntSLE,
+        LLVMIntSLT => LLVMIntSGT,
+        LLVMIntSLE => LLVMIntSGE,
+        same => same,
+    }
+}
+
+/// Adds the facts that condition `c` being `holds` gives: an `icmp`, or both sides of
+/// an `and` that holds or an `or` that does not (one level).
+fn facts_of(c: LLVMValueRef, holds: bool, out: &mut Vec<Fact>, nested: bool) {
+    match op_of(c) {
+        Some(LLVMOpcode::LLVMICmp) => unsafe {
+            let p = LLVMGetICmpPredicate(c);
+            out.push(Fact {
+                pred: if holds { p } else { inverse(p) },
+                a: operand(c, 0),
+                b: operand(c, 1),
+            });
+        },
+        Some(LLVMOpcode::LLVMAnd) if holds && !nested => {
+            facts_of(operand(c, 0), true, out, true);
+            facts_of(operand(c, 1), true, out, true);
+        }
+        Some(LLVMOpcode::LLVMOr) if !holds && !nested => {
+            facts_of(operand(c, 0), false, out, true);
+            facts_of(operand(c, 1), false, out, true);
+        }
+        _ => {}
+    }
+}
+
+/// Bit width of an integer value, `None` for anything else.
+fn int_bits(v: LLVMValueRef) -> Option<u32> {
+    unsafe {
+        let ty = LLVMTypeOf(v);
+        (LLVMGetTypeKind(ty) == LLVMTypeKind::LLVMIntegerTypeKind)
+            .then(|| LLVMGetIntTypeWidth(ty))
+            .filter(|&b| (1..=64).contains(&b))
+    }
+}
+
+/// Ranges of one function's values (see the module doc).
+pub struct Ranges<'a> {
+    cfg: &'a Cfg,
+    scev: &'a LoopRanges,
+    td: LLVMTargetDataRef,
+}
+
+/// The ranges at one access: its facts and what was worked out so far.
+struct At {
+    facts: Vec<Fact>,
+    memo: HashMap<LLVMValueRef, Interval>,
+}
+
+impl<'a> Ranges<'a> {
+    /// Ranges over `cfg`'s function, with `scev` built on it before any change.
+    pub fn new(cfg: &'a Cfg, scev: &'a LoopRanges, td: LLVMTargetDataRef) -> Ranges<'a> {
+        Ranges { cfg, scev, td }
+    }
+
+    /// The byte offsets of `addr` from `root` (which it is derived from by GEPs and
+    /// casts) that instruction `at` can see; `None` when some step is not a GEP or cast.
+    pub fn offset(
+        &self,
+        at: LLVMValueRef,
+        addr: LLVMValueRef,
+        root: LLVMValueRef,
+    ) -> Option<Interval> {
+        let b = self
+            .cfg
+            .block_index(unsafe { LLVMGetInstructionParent(at) })?;
+        let mut facts = Vec::new();
+        for (branch, taken) in self.cfg.dominating_edges(b) {
+            facts_of(operand(branch, 0), taken, &mut facts, false);
+        }
+        let mut here = At {
+            facts,
+            memo: HashMap::new(),
+        };
+        let mut off = Interval::point(0);
+        let mut p = addr;
+        while p != root {
+            match op_of(p)? {
+                LLVMOpcode::LLVMGetElementPtr => off = off.add(self.gep(&mut here, p)?),
+                LLVMOpcode::LLVMAddrSpaceCast | LLVMOpcode::LLVMBitCast => {}
+                _ => return None,
+            }
+            p = operand(p, 0);
+        }
+        Some(off)
+    }
+
+    /// The byte offsets one GEP adds.
+    fn gep(&self, here: &mut At, gep: LLVMValueRef) -> Option<Interval> {
+        unsafe {
+            let mut ty = LLVMGetGEPSourceElementType(gep);
+            let n = LLVMGetNumOperands(gep) as u32;
+            let mut off = Interval::point(0);
+            for i in 1..n {
+                let idx = operand(gep, i);
+                if i > 1 && LLVMGetTypeKind(ty) == LLVMTypeKind::LLVMStructTypeKind {
+                    let field = const_int(idx)? as u32;
+                    off = off.add(Interval::point(
+                        LLVMOffsetOfElement(self.td, ty, field) as i128
+                    ));
+                    ty = LLVMStructGetTypeAtIndex(ty, field);
+                    continue;
+                }
+                if i > 1 {
+                    if !matches!(
+                        LLVMGetTypeKind(ty),
+                        LLVMTypeKind::LLVMArrayTypeKind | LLVMTypeKind::LLVMVectorTypeKind
+                    ) {
+                        return None;
+                    }
+                    ty = LLVMGetElementType(ty);
+                }
+                int_bits(idx)?;
+                let stride = Interval::point(LLVMABISizeOfType(self.td, ty) as i128);
+                off = off.add(self.value(here, idx, 0).mul(stride));
+            }
+            Some(off)
+        }
+    }
+
+    /// The values integer `v` can hold at the access.
+    fn value(&self, here: &mut At, v: LLVMValueRef, depth: u32) -> Interval {
+        let Some(bits) = int_bits(v) else {
+            return Interval::full(64);
+        };
+        if let Some(c) = const_int(v) {
+            return Interval::point(c as i128);
+        }
+        if let Some(&known) = here.memo.get(&v) {
+            return known;
+        }
+        let mut r = Interval::full(bits);
+        if let Some((lo, hi)) = self.scev.signed_range(v) {
+            r = r.meet(Interval {
+                lo: lo as i128,
+                hi: hi as i128,
+            });
+        }
+        // While `v` is being worked out, what is known so far stands for it (a cycle
+        // through facts or phis ends there).
+        here.memo.insert(v, r);
+        if depth < MAX_DEPTH {
+            r = r.meet(self.computed(here, v, bits, depth + 1));
+            here.memo.insert(v, r);
+            for f in here.facts.clone() {
+                if f.a == v {
+                    r = r.meet(self.bounded(here, r, f.pred, f.b, depth + 1));
+                } else if f.b == v {
+                    r = r.meet(self.bounded(here, r, swapped(f.pred), f.a, depth + 1));
+                }
+                here.memo.insert(v, r);
+            }
+        }
+        r
+    }
+
+    /// What `v pred other` says about `v`, now known to be in `r`.
+    fn bounded(
+        &self,
+        here: &mut At,
+        r: Interval,
+        pred: LLVMIntPredicate,
+        other: LLVMValueRef,
+        depth: u32,
+    ) -> Interval {
+        use LLVMIntPredicate::*;
+        let o = self.value(here, other, depth);
+        let unbounded = |lo: i128, hi: i128| Interval { lo, hi };
+        let (min, max) = (i128::MIN / 4, i128::MAX / 4);
+        match pred {
+            LLVMIntEQ => o,
+            LLVMIntNE if o.lo == o.hi && r.lo == o.lo => unbounded(r.lo + 1, max),
+            LLVMIntNE if o.lo == o.hi && r.hi == o.lo => unbounded(min, r.hi - 1),
+            LLVMIntSLT => unbounded(min, o.hi - 1),
+            LLVMIntSLE => unbounded(min, o.hi),
+            LLVMIntSGT => unbounded(o.lo + 1, max),
+            LLVMIntSGE => unbounded(o.lo, max),
+            // Unsigned: below a non-negative bound is non-negative too; above one says
+            // something only of a value known to be non-negative.
+            LLVMIntULT if o.nonneg() => unbounded(0, o.hi - 1),
+            LLVMIntULE if o.nonneg() => unbounded(0, o.hi),
+            LLVMIntUGT if o.nonneg() && r.nonneg() => unbounded(o.lo + 1, max),
+            LLVMIntUGE if o.nonneg() && r.nonneg() => unbounded(o.lo, max),
+            _ => unbounded(min, max),
+        }
+    }
+
+    /// The values the instruction behind `v` computes from its operands' values.
+    fn computed(&self, here: &mut At, v: LLVMValueRef, bits: u32, depth: u32) -> Interval {
+        let full = Interval::full(bits);
+        let Some(op) = op_of(v) else { return full };
+        let mut arg = |i: u32| self.value(here, operand(v, i), depth);
+        let shift = |v: LLVMValueRef| {
+            const_int(operand(v, 1)).filter(|&k| (0..bits as i64 - 1).contains(&k))
+        };
+        match op {
+            LLVMOpcode::LLVMAdd => arg(0).add(arg(1)).or_full(bits),
+            LLVMOpcode::LLVMOr if unsafe { LLVMGetIsDisjoint(v) } != 0 => {
+                let (a, b) = (arg(0), arg(1));
+                if a.nonneg() && b.nonneg() {
+                    a.add(b).or_full(bits)
+                } else {
+                    full
+                }
+            }
+            LLVMOpcode::LLVMSub => self.difference(here, v, depth).or_full(bits),
+            LLVMOpcode::LLVMMul => arg(0).mul(arg(1)).or_full(bits),
+            LLVMOpcode::LLVMShl => match shift(v) {
+                Some(k) => arg(0).mul(Interval::point(1 << k)).or_full(bits),
+                None => full,
+            },
+            LLVMOpcode::LLVMLShr | LLVMOpcode::LLVMAShr => match (shift(v), arg(0)) {
+                (Some(k), a) if a.nonneg() => Interval {
+                    lo: a.lo >> k,
+                    hi: a.hi >> k,
+                },
+                _ => full,
+            },
+            LLVMOpcode::LLVMAnd => {
+                let (a, b) = (arg(0), arg(1));
+                match (a.nonneg(), b.nonneg()) {
+                    (true, true) => Interval {
+                        lo: 0,
+                        hi: a.hi.min(b.hi),
+                    },
+                    (true, false) => Interval { lo: 0, hi: a.hi },
+                    (false, true) => Interval { lo: 0, hi: b.hi },
+                    _ => full,
+                }
+            }
+            LLVMOpcode::LLVMSExt => arg(0),
+            LLVMOpcode::LLVMZExt => {
+                let from = int_bits(operand(v, 0)).unwrap_or(64);
+                arg(0).zext(from)
+            }
+            LLVMOpcode::LLVMTrunc => arg(0).or_full(bits),
+            LLVMOpcode::LLVMSelect => arg(1).join(arg(2)),
+            _ => full,
+        }
+    }
+
+    /// `a - b`, also bounded by a fact between `a` and `b` (constants added to either
+    /// side peeled off): `x <= y` makes `x - y <= 0` whatever their intervals.
+    fn difference(&self, here: &mut At, v: LLVMValueRef, depth: u32) -> Interval {
+        let (a, b) = (operand(v, 0), operand(v, 1));
+        let plain = self.value(here, a, depth).sub(self.value(here, b, depth));
+        let (Some((x, cx)), Some((y, cy))) = (self.peel(here, a, depth), self.peel(here, b, depth))
+        else {
+            return plain;
+        };
+        let (xr, yr) = (self.value(here, x, depth), self.value(here, y, depth));
+        let mut d = xr.sub(yr);
+        let both_nonneg = xr.nonneg() && yr.nonneg();
+        for f in here.facts.clone() {
+            let pred = if (f.a, f.b) == (x, y) {
+                f.pred
+            } else if (f.a, f.b) == (y, x) {
+                swapped(f.pred)
+            } else {
+                continue;
+            };
+            use LLVMIntPredicate::*;
+            let (lo, hi) = (i128::MIN / 4, i128::MAX / 4);
+            let rel = match pred {
+                LLVMIntEQ => Interval::point(0),
+                LLVMIntSLT => Interval { lo, hi: -1 },
+                LLVMIntSLE => Interval { lo, hi: 0 },
+                LLVMIntSGT => Interval { lo: 1, hi },
+                LLVMIntSGE => Interval { lo: 0, hi },
+                LLVMIntULT if both_nonneg => Interval { lo, hi: -1 },
+                LLVMIntULE if both_nonneg => Interval { lo, hi: 0 },
+                LLVMIntUGT if both_nonneg => Interval { lo: 1, hi },
+                LLVMIntUGE if both_nonneg => Interval { lo: 0, hi },
+                _ => continue,
+            };
+            d = d.meet(rel);
+        }
+        plain.meet(d.add(Interval::point(cx - cy)))
+    }
+
+    /// `v` as `x + c` exactly (no wrap in `v`'s type), `c` a constant: through an
+    /// `add` or disjoint `or` of a constant, else `v` itself plus 0.
+    fn peel(&self, here: &mut At, v: LLVMValueRef, depth: u32) -> Option<(LLVMValueRef, i128)> {
+        let bits = int_bits(v)?;
+        let is_add = match op_of(v) {
+            Some(LLVMOpcode::LLVMAdd) => true,
+            Some(LLVMOpcode::LLVMOr) => unsafe { LLVMGetIsDisjoint(v) != 0 },
+            _ => false,
+        };
+        if let Some(c) = is_add.then(|| const_int(operand(v, 1))).flatten() {
+            let x = operand(v, 0);
+            let xr = self.value(here, x, depth);
+            let exact = xr.add(Interval::point(c as i128)).fits(bits)
+                && (op_of(v) == Some(LLVMOpcode::LLVMAdd) || (xr.nonneg() && c >= 0));
+            if exact {
+                return Some((x, c as i128));
+            }
+        }
+        Some((v, 0))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Interval;
+
+    /// Every interval of 8-bit signed values with ends on a grid (both ends included).
+    fn intervals() -> Vec<Interval> {
+        let ends: Vec<i128> = (-128..=127).step_by(9).chain([-1, 0, 1, 127]).collect();
+        let mut out = Vec::new();
+        for &lo in &ends {
+            for &hi in ends.iter().filter(|&&h| h >= lo) {
+                out.push(Interval { lo, hi });
+            }
+        }
+        out
+    }
+
+    fn members(r: Interval) -> impl Iterator<Item = i128> {
+        let step = ((r.hi - r.lo) / 5).max(1) as usize;
+        (r.lo..=r.hi).step_by(step).chain([r.hi])
+    }
+
+    fn contains(r: Interval, v: i128) -> bool {
+        r.lo <= v && v <= r.hi
+    }
+
+    /// The 8-bit operations, as the machine does them (wrapping), land in the interval
+    /// the analysis gives: `or_full` gives up exactly where the exact result may wrap.
+    #[test]
+    fn eight_bit_arithmetic_is_over_approximated() {
+        let all = intervals();
+        for &a in &all {
+            for &b in all.iter().step_by(7) {
+                let ops: [(Interval, fn(i8, i8) -> i8); 3] = [
+                    (a.add(b).or_full(8), i8::wrapping_add),
+                    (a.sub(b).or_full(8), i8::wrapping_sub),
+                    (a.mul(b).or_full(8), i8::wrapping_mul),
+                ];
+                for x in members(a) {
+                    for y in members(b) {
+                        for (r, op) in &ops {
+                            let v = op(x as i8, y as i8) as i128;
+                            assert!(contains(*r, v), "{a:?} {b:?}: {x} {y} -> {v} not in {r:?}");
+                        }
+                    }
+                }
+            }
+            // zext to 16 bits of an 8-bit value: its unsigned reading.
+            for x in members(a) {
+                assert!(contains(a.zext(8), (x as i8) as u8 as i128));
+            }
+        }
+    }
+
+    /// A meet of two over-approximations of one value keeps the value; disjoint ones
+    /// (unreachable code) keep the first.
+    #[test]
+    fn meet_keeps_common_members() {
+        let a = Interval { lo: -3, hi: 10 };
+        assert_eq!(a.meet(Interval { lo: 5, hi: 20 }), Interval { lo: 5, hi: 10 });
+        assert_eq!(a.meet(Interval { lo: 11, hi: 20 }), a);
+        assert_eq!(a.join(Interval::point(-7)), Interval { lo: -7, hi: 10 });
+        assert!(Interval::full(8).fits(8) && !Interval { lo: 0, hi: 128 }.fits(8));
+    }
+}

@@ -1,0 +1,219 @@
+; Value ranges (range.rs, elim.rs): an access of a statically sized object whose offset,
+; over the values its indices can take at the access, stays inside the object is not
+; checked. The values come from loop trip counts (ScalarEvolution), range attributes,
+; arithmetic, and the branch conditions every path to the access passes; `m - tx` under
+; `tx <= m` is bounded by the relation itself. Must not fire: the other edge of the
+; condition, an access after the condition's region joins, a trip count one too many,
+; an index whose arithmetic can wrap, an unsigned bound that may be negative.
+; RUN: %opt %s -o %t.ll 2>%t.stats
+; RUN: %opt_noelim %s -o %t.noopt.ll 2>%t.noopt.stats
+; RUN: %verify %t.ll
+; RUN: FileCheck %s < %t.ll
+; RUN: FileCheck %s --check-prefix=STATS < %t.stats
+; RUN: FileCheck %s --check-prefix=NOOPT < %t.noopt.stats
+; RUN: %llc %t.ll -o %t.ptx
+; RUN: %ptxas %t.ptx -o %t.cubin
+target datalayout = "e-i64:64-i128:128-v16:16-v32:32-n16:32:64"
+target triple = "nvptx64-nvidia-cuda"
+
+@temp = internal addrspace(3) global [17 x [17 x i32]] undef, align 4
+@row = internal addrspace(3) global [16 x i32] undef, align 4
+@bytes = internal addrspace(3) global [256 x i8] undef, align 1
+
+declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+declare void @llvm.nvvm.barrier0()
+
+; nw's anti-diagonal sweep: for m in 0..16, if (tx <= m) temp[m - tx + 1][tx + 1] =
+; temp[m - tx][tx] + temp[m - tx + 1][tx] + temp[m - tx][tx + 1]. The row index is in
+; 0..=15 (+1) only through the relation; tx <= m bounds tx by 15. Then the lower-right
+; half: for m from 14 down to 0, if (tx <= m) temp[16 - tx][tx + 16 - m]. No check.
+; CHECK-LABEL: define void @sweep(
+; CHECK-NOT: cusafe.trap
+; CHECK-LABEL: define void @wrong_edge(
+; STATS: function sweep: 0 checks {{.*}} 6 proven in bounds
+; NOOPT: function sweep: {{[1-9][0-9]*}} checks {{.*}} 0 proven in bounds
+define void @sweep() {
+entry:
+  %tx = call range(i32 0, 1024) i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  br label %head
+head:
+  %m = phi i32 [ 0, %entry ], [ %m1, %latch ]
+  %out = icmp ugt i32 %tx, %m
+  br i1 %out, label %latch, label %cell
+cell:
+  %d = sub nsw i32 %m, %tx
+  %d1 = add nsw i32 %d, 1
+  %x1 = add nuw nsw i32 %tx, 1
+  %ds = sext i32 %d to i64
+  %d1s = sext i32 %d1 to i64
+  %xs = zext i32 %tx to i64
+  %x1s = zext i32 %x1 to i64
+  %nw = getelementptr inbounds [17 x [17 x i32]], ptr addrspace(3) @temp, i64 0, i64 %ds, i64 %xs
+  %w = getelementptr inbounds [17 x [17 x i32]], ptr addrspace(3) @temp, i64 0, i64 %d1s, i64 %xs
+  %n = getelementptr inbounds [17 x [17 x i32]], ptr addrspace(3) @temp, i64 0, i64 %ds, i64 %x1s
+  %a = load i32, ptr addrspace(3) %nw, align 4
+  %b = load i32, ptr addrspace(3) %w, align 4
+  %c = load i32, ptr addrspace(3) %n, align 4
+  %s1 = add i32 %a, %b
+  %s2 = add i32 %s1, %c
+  %here = getelementptr inbounds [17 x [17 x i32]], ptr addrspace(3) @temp, i64 0, i64 %d1s, i64 %x1s
+  store i32 %s2, ptr addrspace(3) %here, align 4
+  br label %latch
+latch:
+  call void @llvm.nvvm.barrier0()
+  %m1 = add nuw nsw i32 %m, 1
+  %done = icmp eq i32 %m1, 16
+  br i1 %done, label %lower, label %head
+lower:
+  %tx16 = add nuw nsw i32 %tx, 16
+  %y = sub nsw i32 16, %tx
+  %ys = sext i32 %y to i64
+  br label %lhead
+lhead:
+  %k = phi i32 [ 14, %lower ], [ %k1, %llatch ]
+  %lout = icmp ugt i32 %tx, %k
+  br i1 %lout, label %llatch, label %lcell
+lcell:
+  %x = sub nuw nsw i32 %tx16, %k
+  %xm1 = add nsw i32 %x, -1
+  %xx = sext i32 %xm1 to i64
+  %xz = zext i32 %x to i64
+  %l = getelementptr inbounds [17 x [17 x i32]], ptr addrspace(3) @temp, i64 0, i64 %ys, i64 %xx
+  %lv = load i32, ptr addrspace(3) %l, align 4
+  %h = getelementptr inbounds [17 x [17 x i32]], ptr addrspace(3) @temp, i64 0, i64 %ys, i64 %xz
+  store i32 %lv, ptr addrspace(3) %h, align 4
+  br label %llatch
+llatch:
+  call void @llvm.nvvm.barrier0()
+  %k1 = add nsw i32 %k, -1
+  %ldone = icmp eq i32 %k, 0
+  br i1 %ldone, label %exit, label %lhead
+exit:
+  ret void
+}
+
+; The access on the edge where tx > m: m - tx is negative there. Checked.
+; CHECK: call void %cusafe.trap
+; STATS: function wrong_edge: 1 checks {{.*}} 0 proven in bounds
+define void @wrong_edge() {
+entry:
+  %tx = call range(i32 0, 1024) i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  br label %head
+head:
+  %m = phi i32 [ 0, %entry ], [ %m1, %latch ]
+  %out = icmp ugt i32 %tx, %m
+  br i1 %out, label %cell, label %latch
+cell:
+  %d = sub nsw i32 %m, %tx
+  %ds = sext i32 %d to i64
+  %xs = zext i32 %tx to i64
+  %p = getelementptr inbounds [17 x [17 x i32]], ptr addrspace(3) @temp, i64 0, i64 %ds, i64 %xs
+  store i32 0, ptr addrspace(3) %p, align 4
+  br label %latch
+latch:
+  %m1 = add nuw nsw i32 %m, 1
+  %done = icmp eq i32 %m1, 16
+  br i1 %done, label %exit, label %head
+exit:
+  ret void
+}
+
+; The condition's region has joined before the access: tx is any thread index. Checked.
+; STATS: function after_join: 1 checks {{.*}} 0 proven in bounds
+define void @after_join(i32 %m) {
+entry:
+  %tx = call range(i32 0, 1024) i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  %small = icmp ult i32 %tx, 16
+  br i1 %small, label %then, label %join
+then:
+  call void @llvm.nvvm.barrier0()
+  br label %join
+join:
+  %xs = zext i32 %tx to i64
+  %p = getelementptr inbounds [16 x i32], ptr addrspace(3) @row, i64 0, i64 %xs
+  store i32 0, ptr addrspace(3) %p, align 4
+  ret void
+}
+
+; A loop of 16 trips over row[16] needs no check; one of 17 trips does.
+; STATS: function trips16: 0 checks {{.*}} 1 proven in bounds
+; STATS: function trips17: 1 checks {{.*}} 0 proven in bounds
+define void @trips16() {
+entry:
+  br label %loop
+loop:
+  %i = phi i64 [ 0, %entry ], [ %i1, %loop ]
+  %p = getelementptr inbounds [16 x i32], ptr addrspace(3) @row, i64 0, i64 %i
+  store i32 0, ptr addrspace(3) %p, align 4
+  %i1 = add nuw nsw i64 %i, 1
+  %done = icmp eq i64 %i1, 16
+  br i1 %done, label %exit, label %loop
+exit:
+  ret void
+}
+
+define void @trips17() {
+entry:
+  br label %loop
+loop:
+  %i = phi i64 [ 0, %entry ], [ %i1, %loop ]
+  %p = getelementptr inbounds [16 x i32], ptr addrspace(3) @row, i64 0, i64 %i
+  store i32 0, ptr addrspace(3) %p, align 4
+  %i1 = add nuw nsw i64 %i, 1
+  %done = icmp eq i64 %i1, 17
+  br i1 %done, label %exit, label %loop
+exit:
+  ret void
+}
+
+; An 8-bit index x + 100 with x in 0..=100: in exact integers 100..=200, inside the 256
+; bytes, but the i8 add wraps to negative values, which the GEP sign-extends. Checked.
+; With x in 0..=27 it cannot wrap: proven.
+; STATS: function wraps: 1 checks {{.*}} 0 proven in bounds
+; STATS: function no_wrap: 0 checks {{.*}} 1 proven in bounds
+define void @wraps(i8 %v) {
+  %x = and i8 %v, 100
+  %i = add i8 %x, 100
+  %p = getelementptr inbounds [256 x i8], ptr addrspace(3) @bytes, i64 0, i8 %i
+  store i8 0, ptr addrspace(3) %p, align 1
+  ret void
+}
+
+define void @no_wrap(i8 %v) {
+  %x = and i8 %v, 27
+  %i = add i8 %x, 100
+  %p = getelementptr inbounds [256 x i8], ptr addrspace(3) @bytes, i64 0, i8 %i
+  store i8 0, ptr addrspace(3) %p, align 1
+  ret void
+}
+
+; i <u n bounds i only by a non-negative n: an argument n may be negative (huge
+; unsigned), so row[i] is checked; n & 15 is in 0..=15, so row[i] is proven.
+; STATS: function any_bound: 1 checks {{.*}} 0 proven in bounds
+; STATS: function masked_bound: 0 checks {{.*}} 1 proven in bounds
+define void @any_bound(i32 %i, i32 %n) {
+entry:
+  %in = icmp ult i32 %i, %n
+  br i1 %in, label %then, label %exit
+then:
+  %xs = sext i32 %i to i64
+  %p = getelementptr inbounds [16 x i32], ptr addrspace(3) @row, i64 0, i64 %xs
+  store i32 0, ptr addrspace(3) %p, align 4
+  br label %exit
+exit:
+  ret void
+}
+
+define void @masked_bound(i32 %i, i32 %n0) {
+entry:
+  %n = and i32 %n0, 15
+  %in = icmp ult i32 %i, %n
+  br i1 %in, label %then, label %exit
+then:
+  %xs = sext i32 %i to i64
+  %p = getelementptr inbounds [16 x i32], ptr addrspace(3) @row, i64 0, i64 %xs
+  store i32 0, ptr addrspace(3) %p, align 4
+  br label %exit
+exit:
+  ret void
+}
