@@ -503,6 +503,9 @@ mod tests {
         (r.lo..=r.hi).step_by(step).chain([r.hi])
     }
 
+    /// A wrapping 8-bit operation.
+    type Op8 = fn(i8, i8) -> i8;
+
     fn contains(r: Interval, v: i128) -> bool {
         r.lo <= v && v <= r.hi
     }
@@ -514,7 +517,7 @@ mod tests {
         let all = intervals();
         for &a in &all {
             for &b in all.iter().step_by(7) {
-                let ops: [(Interval, fn(i8, i8) -> i8); 3] = [
+                let ops: [(Interval, Op8); 3] = [
                     (a.add(b).or_full(8), i8::wrapping_add),
                     (a.sub(b).or_full(8), i8::wrapping_sub),
                     (a.mul(b).or_full(8), i8::wrapping_mul),
