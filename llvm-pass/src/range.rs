@@ -19,7 +19,7 @@
 
 use crate::classify::{const_int, op_of};
 use crate::dom::Cfg;
-use crate::ir::operand;
+use crate::ir::{callee, operand};
 use crate::loops::LoopRanges;
 use llvm_sys::core::*;
 use llvm_sys::prelude::*;
@@ -141,6 +141,15 @@ impl Interval {
     }
 }
 
+/// The minimum and maximum intrinsics: name prefix, whether it is a maximum, whether
+/// it compares signed.
+const MIN_MAX: [(&str, bool, bool); 4] = [
+    ("llvm.smin.", false, true),
+    ("llvm.smax.", true, true),
+    ("llvm.umin.", false, false),
+    ("llvm.umax.", true, false),
+];
+
 /// A branch condition known to hold: `a pred b`.
 #[derive(Clone, Copy)]
 struct Fact {
@@ -182,9 +191,21 @@ fn swapped(p: LLVMIntPredicate) -> LLVMIntPredicate {
     }
 }
 
-/// Adds the facts that condition `c` being `holds` gives: an `icmp`, or both sides of
-/// an `and` that holds or an `or` that does not (one level).
-fn facts_of(c: LLVMValueRef, holds: bool, out: &mut Vec<Fact>, nested: bool) {
+/// How deep `and`/`or` trees of conditions are followed.
+const MAX_CONDITION_DEPTH: u32 = 6;
+
+/// Adds the facts that condition `c` being `holds` gives: an `icmp`; both sides of an
+/// `and` (or `select a, b, false`) that holds, or of an `or` (`select a, true, b`)
+/// that does not.
+fn facts_of(c: LLVMValueRef, holds: bool, out: &mut Vec<Fact>, depth: u32) {
+    if depth > MAX_CONDITION_DEPTH {
+        return;
+    }
+    let both = |out: &mut Vec<Fact>, a, b| {
+        facts_of(a, holds, out, depth + 1);
+        facts_of(b, holds, out, depth + 1);
+    };
+    let is = |v, want: bool| const_int(v).is_some_and(|x| (x != 0) == want);
     match op_of(c) {
         Some(LLVMOpcode::LLVMICmp) => unsafe {
             let p = LLVMGetICmpPredicate(c);
@@ -194,13 +215,13 @@ fn facts_of(c: LLVMValueRef, holds: bool, out: &mut Vec<Fact>, nested: bool) {
                 b: operand(c, 1),
             });
         },
-        Some(LLVMOpcode::LLVMAnd) if holds && !nested => {
-            facts_of(operand(c, 0), true, out, true);
-            facts_of(operand(c, 1), true, out, true);
+        Some(LLVMOpcode::LLVMAnd) if holds => both(out, operand(c, 0), operand(c, 1)),
+        Some(LLVMOpcode::LLVMOr) if !holds => both(out, operand(c, 0), operand(c, 1)),
+        Some(LLVMOpcode::LLVMSelect) if holds && is(operand(c, 2), false) => {
+            both(out, operand(c, 0), operand(c, 1))
         }
-        Some(LLVMOpcode::LLVMOr) if !holds && !nested => {
-            facts_of(operand(c, 0), false, out, true);
-            facts_of(operand(c, 1), false, out, true);
+        Some(LLVMOpcode::LLVMSelect) if !holds && is(operand(c, 1), true) => {
+            both(out, operand(c, 0), operand(c, 2))
         }
         _ => {}
     }
@@ -223,11 +244,19 @@ pub struct Ranges<'a> {
     td: LLVMTargetDataRef,
 }
 
-/// The ranges at one access: its facts and what was worked out so far.
+/// The ranges at one access: its facts, what was worked out so far in this round, and
+/// what the round before found (every entry a sound over-approximation there).
 struct At {
     facts: Vec<Fact>,
     memo: HashMap<LLVMValueRef, Interval>,
+    prior: HashMap<LLVMValueRef, Interval>,
 }
+
+/// How many times the offset is worked out, each round starting from the last one's
+/// intervals: a value reached while one it depends on was still being worked out (a
+/// cycle through facts: `tx >= lo` bounds `lo` by `tx` and `tx` by `lo`) gets that
+/// value's finished interval the next time.
+const ROUNDS: usize = 2;
 
 impl<'a> Ranges<'a> {
     /// Ranges over `cfg`'s function, with `scev` built on it before any change.
@@ -248,17 +277,33 @@ impl<'a> Ranges<'a> {
             .block_index(unsafe { LLVMGetInstructionParent(at) })?;
         let mut facts = Vec::new();
         for (branch, taken) in self.cfg.dominating_edges(b) {
-            facts_of(operand(branch, 0), taken, &mut facts, false);
+            facts_of(operand(branch, 0), taken, &mut facts, 0);
         }
         let mut here = At {
             facts,
             memo: HashMap::new(),
+            prior: HashMap::new(),
         };
+        let mut off = None;
+        for _ in 0..ROUNDS {
+            off = Some(self.offset_once(&mut here, addr, root)?);
+            here.prior = std::mem::take(&mut here.memo);
+        }
+        off
+    }
+
+    /// One round of [`Ranges::offset`].
+    fn offset_once(
+        &self,
+        here: &mut At,
+        addr: LLVMValueRef,
+        root: LLVMValueRef,
+    ) -> Option<Interval> {
         let mut off = Interval::point(0);
         let mut p = addr;
         while p != root {
             match op_of(p)? {
-                LLVMOpcode::LLVMGetElementPtr => off = off.add(self.gep(&mut here, p)?),
+                LLVMOpcode::LLVMGetElementPtr => off = off.add(self.gep(here, p)?),
                 LLVMOpcode::LLVMAddrSpaceCast | LLVMOpcode::LLVMBitCast => {}
                 _ => return None,
             }
@@ -311,7 +356,7 @@ impl<'a> Ranges<'a> {
         if let Some(&known) = here.memo.get(&v) {
             return known;
         }
-        let mut r = Interval::full(bits);
+        let mut r = here.prior.get(&v).copied().unwrap_or(Interval::full(bits));
         if let Some((lo, hi)) = self.scev.signed_range(v) {
             r = r.meet(Interval {
                 lo: lo as i128,
@@ -417,6 +462,29 @@ impl<'a> Ranges<'a> {
             }
             LLVMOpcode::LLVMTrunc => arg(0).or_full(bits),
             LLVMOpcode::LLVMSelect => arg(1).join(arg(2)),
+            LLVMOpcode::LLVMCall => {
+                let name = callee(v).map(crate::ir::name).unwrap_or_default();
+                let Some(signed) = MIN_MAX.iter().find(|m| name.starts_with(m.0)) else {
+                    return full;
+                };
+                let (a, b) = (arg(0), arg(1));
+                let lo = if signed.1 {
+                    a.lo.max(b.lo)
+                } else {
+                    a.lo.min(b.lo)
+                };
+                let hi = if signed.1 {
+                    a.hi.max(b.hi)
+                } else {
+                    a.hi.min(b.hi)
+                };
+                // Unsigned: the same, when neither may be negative (a huge unsigned value).
+                if signed.2 || (a.nonneg() && b.nonneg()) {
+                    Interval { lo, hi }
+                } else {
+                    full
+                }
+            }
             _ => full,
         }
     }
@@ -543,7 +611,10 @@ mod tests {
     #[test]
     fn meet_keeps_common_members() {
         let a = Interval { lo: -3, hi: 10 };
-        assert_eq!(a.meet(Interval { lo: 5, hi: 20 }), Interval { lo: 5, hi: 10 });
+        assert_eq!(
+            a.meet(Interval { lo: 5, hi: 20 }),
+            Interval { lo: 5, hi: 10 }
+        );
         assert_eq!(a.meet(Interval { lo: 11, hi: 20 }), a);
         assert_eq!(a.join(Interval::point(-7)), Interval { lo: -7, hi: 10 });
         assert!(Interval::full(8).fits(8) && !Interval { lo: 0, hi: 128 }.fits(8));
