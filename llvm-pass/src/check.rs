@@ -519,7 +519,9 @@ impl Checker {
                         ir.at(term);
                         let addr = match group.exact.get(n) {
                             Some(e) => e.build(ir, |v| resolve(replaced, v)),
-                            None => shape.member(ir, x),
+                            None => shape
+                                .member(ir, x)
+                                .expect("a group without exact addresses has members by value"),
                         };
                         let r = Range {
                             addr,

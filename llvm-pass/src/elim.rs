@@ -44,6 +44,8 @@
 //!   member's verdict again at the access. (Trap-mode builds: recover mode keeps its
 //!   per-access skips.)
 //!
+//! * **Index hulls** (`hull`): consecutive row checks `gep T, P, sext x_r` of one block
+//!   become one check of the hull between the least and the greatest `x_r`.
 //! * **Value ranges**: an access of a statically sized object whose offset, over the
 //!   values its indices can take at the access (`range`: induction-variable bounds,
 //!   arithmetic, the branch conditions on the way there), stays inside the object is
@@ -56,6 +58,7 @@ use crate::batch::{anchor_of, Batch, Unit};
 use crate::classify::{const_int, root_of, ObjSize};
 use crate::collect::{Access, Len, Range, Target};
 use crate::dom::Cfg;
+use crate::hull::Hull;
 use crate::ir::{callee, is_intrinsic, opcode, Ir};
 use crate::loops::LoopRanges;
 use crate::range::Ranges;
@@ -113,6 +116,8 @@ pub enum Shape {
     },
     /// Multiples of one run-time stride (a member's value is its multiple; `stride`).
     Strided(Stride),
+    /// Bases at run-time indices (`hull`); every member has its exact address.
+    Hull(Hull),
 }
 
 impl Shape {
@@ -126,6 +131,7 @@ impl Shape {
                 out
             }
             Shape::Strided(s) => s.leaves().to_vec(),
+            Shape::Hull(h) => h.leaves(),
         }
     }
 
@@ -144,6 +150,8 @@ impl Shape {
                 hi: *hi,
             },
             Shape::Strided(s) => Shape::Strided(s.map(f)),
+            // Hulls form in trap-mode builds only, where no value is replaced.
+            Shape::Hull(h) => Shape::Hull(h.clone()),
         }
     }
 
@@ -166,14 +174,20 @@ impl Shape {
                 let (addr, len) = s.hull(ir);
                 (addr, len, None)
             }
+            Shape::Hull(h) => {
+                let (addr, len, wraps) = h.union(ir);
+                (addr, Len::Value(len), wraps)
+            }
         }
     }
 
-    /// Builds, at the builder's position, the address of the member with value `x`.
-    pub fn member(&self, ir: &Ir, x: i64) -> LLVMValueRef {
+    /// Builds, at the builder's position, the address of the member with value `x`;
+    /// `None` for a hull, whose members are rebuilt from their exact addresses.
+    pub fn member(&self, ir: &Ir, x: i64) -> Option<LLVMValueRef> {
         match self {
-            Shape::Offsets { base, .. } => base.build(ir, x),
-            Shape::Strided(s) => s.member(ir, x),
+            Shape::Offsets { base, .. } => Some(base.build(ir, x)),
+            Shape::Strided(s) => Some(s.member(ir, x)),
+            Shape::Hull(_) => None,
         }
     }
 }
@@ -255,7 +269,7 @@ impl Plan {
         let id = self.groups.len();
         for (n, &(i, k, _)) in members.iter().enumerate() {
             self.plans[i][k] = match (n, self.plans[i][k]) {
-                (0, RangePlan::Check(a)) => RangePlan::Leader(a, id),
+                (0, RangePlan::Check(a) | RangePlan::Leader(a, _)) => RangePlan::Leader(a, id),
                 _ => RangePlan::Member,
             };
         }
@@ -265,6 +279,18 @@ impl Plan {
             members,
             exact,
         });
+    }
+
+    /// Forgets the root half the check of range `k` of access `i` (at `inst`) used,
+    /// when that check goes away: the hoisted and shared counts drop with it.
+    pub fn drop_anchor(&mut self, i: usize, k: usize, inst: LLVMValueRef) {
+        if let RangePlan::Check(Some(a)) | RangePlan::Leader(Some(a), _) = self.plans[i][k] {
+            if a.hoisted {
+                self.hoisted -= 1;
+            } else if a.before != inst {
+                self.shared -= 1;
+            }
+        }
     }
 }
 
@@ -589,6 +615,9 @@ pub fn plan(
         // its own check.
         group_neighbours(ir, cfg, accesses, &mut plan);
         crate::stride::form(ir, cfg, accesses, &mut plan);
+        if !crate::check::recover_build() {
+            crate::hull::form(ir, cfg, accesses, &mut plan);
+        }
         hoist_loop_ranges(&scev, accesses, &mut plan);
         crate::batch::form(ir, cfg, accesses, &mut plan);
         if !crate::check::recover_build() {
@@ -669,7 +698,7 @@ fn invariant_point(cfg: &Cfg, b: usize, vals: &[LLVMValueRef]) -> Option<LLVMVal
 /// Moves checks (single ranges and neighbouring groups) whose loop range is known out
 /// of their loop: one check of the whole range in the preheader instead.
 fn hoist_loop_ranges(loops: &LoopRanges, accesses: &[Access], plan: &mut Plan) {
-    for &i in &plan.order {
+    for i in plan.order.clone() {
         for (k, r) in accesses[i].ranges.iter().enumerate() {
             // Per trip: the range itself, or its group's union around it.
             let (below, len) = match (plan.plans[i][k], r.len) {
@@ -700,13 +729,7 @@ fn hoist_loop_ranges(loops: &LoopRanges, accesses: &[Access], plan: &mut Plan) {
                 continue;
             };
             // The check that used an anchor's root half is gone from the loop.
-            if let RangePlan::Check(Some(a)) | RangePlan::Leader(Some(a), _) = plan.plans[i][k] {
-                if a.hoisted {
-                    plan.hoisted -= 1;
-                } else if a.before != accesses[i].inst {
-                    plan.shared -= 1;
-                }
-            }
+            plan.drop_anchor(i, k, accesses[i].inst);
             plan.plans[i][k] = RangePlan::Covered;
             plan.loop_checks.push(LoopCheck {
                 access: i,

@@ -19,6 +19,7 @@ mod collect;
 mod devrt;
 mod dom;
 mod elim;
+mod hull;
 mod ir;
 mod kernels;
 mod launch;

@@ -1,0 +1,259 @@
+//! Index hulls, a form of neighbouring checks (`elim`) over groups whose bases differ by
+//! a run-time index: the rows of conv3d's unrolled 3x3x3 stencil,
+//! `A[sext(row_r + k + dk)]` for nine rows `row_r` the optimizer computes one by one
+//! (`((i + di) * nj + (j + dj)) * nk`), each row a neighbouring group of three.
+//!
+//! Consecutive checks of one block, each a neighbouring group (or a single range) whose
+//! base is `gep T, P, sext x_r` (one 32-bit-or-narrower index, sign-extended) with the
+//! same `P`, `T` and root, with no call that may stop the thread between the first and
+//! the last and no other check between them, become one check: with
+//! `lo_x = smin(x_r)` and `hi_x = smax(x_r)`, of
+//! `[P + size(T) * sext(lo_x) + lo, P + size(T) * sext(hi_x) + hi)`, `lo`/`hi` the least
+//! and greatest byte offsets of the members around their own base. Sign extension keeps
+//! the order of the `x_r`, so every member lies inside; bounds are one interval, so the
+//! hull fits iff the members do, and when it does not, the cold path checks every member
+//! at its real address (cloned before the check, [`Remat`]) in program order and reports
+//! each that fails at its own site. Where a member's split assumed `x_r + c` does not
+//! wrap ([`crate::base::Guard`]), the hull's check also fails when `lo_x + c` or
+//! `hi_x + c` could wrap for some `c` of any member: the extremes are where wrapping
+//! starts.
+//!
+//! The indices of later rows are computed after the first access; their pure arithmetic
+//! is cloned to before it ([`Remat`]), which the backend shares with the originals.
+//! Trap-mode builds only (recover mode's phis are not followed into the clones).
+
+use crate::base::{decompose, Base, Guard, Index, Parts, Widen};
+use crate::collect::{Access, Len};
+use crate::dom::Cfg;
+use crate::elim::{call_between, same_target, Plan, RangePlan, Shape};
+use crate::ir::{Ir, NONAME};
+use crate::remat::Remat;
+use llvm_sys::core::*;
+use llvm_sys::prelude::*;
+use llvm_sys::target::LLVMABISizeOfType;
+use llvm_sys::LLVMIntPredicate;
+
+/// Most indices one hull takes (their clones are live from the check on).
+const MAX_INDICES: usize = 9;
+
+/// Where a hull's members lie (see the module doc).
+#[derive(Clone, Debug)]
+pub struct Hull {
+    /// The pointer the members' bases index.
+    ptr: LLVMValueRef,
+    /// The bases' GEP source element type.
+    elem: LLVMTypeRef,
+    /// The distinct indices `x_r`, each rebuilt at the check.
+    xs: Vec<Remat>,
+    /// Least byte offset of a member around its base.
+    lo: i64,
+    /// Greatest end of a member around its base.
+    hi: i64,
+    /// The least and greatest constants some member's split assumed do not wrap when
+    /// added to its index (`None`: no member assumed anything).
+    wrap: Option<(i64, i64)>,
+}
+
+impl Hull {
+    /// Values the hull's check is built from.
+    pub fn leaves(&self) -> Vec<LLVMValueRef> {
+        let mut out = vec![self.ptr];
+        out.extend(self.xs.iter().flat_map(Remat::leaves));
+        out
+    }
+
+    /// Builds, at the builder's position, the hull's start and byte length, and the flag
+    /// that some assumed addition could wrap.
+    pub fn union(&self, ir: &Ir) -> (LLVMValueRef, LLVMValueRef, Option<LLVMValueRef>) {
+        use LLVMIntPredicate::*;
+        let xs: Vec<LLVMValueRef> = self.xs.iter().map(|r| r.build(ir, |v| v)).collect();
+        let pick =
+            |pred, acc: LLVMValueRef, x: LLVMValueRef| ir.select(ir.icmp(pred, x, acc), x, acc);
+        let least = xs[1..].iter().fold(xs[0], |m, &x| pick(LLVMIntSLT, m, x));
+        let most = xs[1..].iter().fold(xs[0], |m, &x| pick(LLVMIntSGT, m, x));
+        let base_at = |x| Base {
+            ptr: self.ptr,
+            gep: Some((
+                self.elem,
+                vec![Index {
+                    terms: vec![x],
+                    ext: Widen::Sign(ir.i64),
+                }],
+            )),
+        };
+        let start = base_at(least).build(ir, self.lo);
+        let size = unsafe { LLVMABISizeOfType(ir.td(), self.elem) };
+        let wide = |x| unsafe { LLVMBuildSExt(ir.b, x, ir.i64, NONAME) };
+        let rows =
+            unsafe { LLVMBuildMul(ir.b, ir.sub(wide(most), wide(least)), ir.c64(size), NONAME) };
+        let len = ir.add(rows, ir.c64((self.hi - self.lo) as u64));
+        let wraps = self.wrap.map(|(lo, hi)| {
+            let at = |x| Guard { x, lo, hi }.wraps(ir);
+            ir.or(at(least), at(most))
+        });
+        (start, len, wraps)
+    }
+}
+
+/// A check that may join a hull: its base's pointer, element type, index, and the
+/// members' offsets around it.
+struct Row {
+    unit: (usize, usize),
+    ptr: LLVMValueRef,
+    elem: LLVMTypeRef,
+    x: LLVMValueRef,
+    lo: i64,
+    hi: i64,
+    wrap: Option<(i64, i64)>,
+    /// The ranges the check covers: (access, range).
+    members: Vec<(usize, usize)>,
+}
+
+/// `base` as `(ptr, T, x)` when it is `gep T, ptr, sext x` with `x` of 32 bits or fewer.
+fn row_base(base: &Base) -> Option<(LLVMValueRef, LLVMTypeRef, LLVMValueRef)> {
+    let (elem, idx) = base.gep.as_ref()?;
+    match &idx[..] {
+        [Index {
+            terms,
+            ext: Widen::Sign(_),
+        }] if terms.len() == 1 => {
+            let bits = unsafe { LLVMGetIntTypeWidth(LLVMTypeOf(terms[0])) };
+            (bits <= 32).then_some((base.ptr, *elem, terms[0]))
+        }
+        _ => None,
+    }
+}
+
+/// The row a planned check is, if it can be one.
+fn row_of(ir: &Ir, accesses: &[Access], plan: &Plan, i: usize, k: usize) -> Option<Row> {
+    match plan.plans[i][k] {
+        RangePlan::Leader(_, g) => {
+            let group = &plan.groups[g];
+            let Shape::Offsets {
+                base,
+                lo,
+                hi,
+                guard,
+            } = &group.shape
+            else {
+                return None;
+            };
+            let (ptr, elem, x) = row_base(base)?;
+            Some(Row {
+                unit: (i, k),
+                ptr,
+                elem,
+                x,
+                lo: *lo,
+                hi: *hi,
+                wrap: guard.map(|g| (g.lo, g.hi)),
+                members: group.members.iter().map(|&(i, k, _)| (i, k)).collect(),
+            })
+        }
+        RangePlan::Check(_) => {
+            let r = &accesses[i].ranges[k];
+            let Len::Const(len) = r.len else { return None };
+            let Parts { base, off, assumed } = decompose(ir, r.addr, true)?;
+            let (ptr, elem, x) = row_base(&base)?;
+            if assumed.is_some_and(|a| a.x != x) {
+                return None;
+            }
+            Some(Row {
+                unit: (i, k),
+                ptr,
+                elem,
+                x,
+                lo: off,
+                hi: off.checked_add(len as i64)?,
+                wrap: assumed.map(|a| (a.c.min(0), a.c.max(0))),
+                members: vec![(i, k)],
+            })
+        }
+        _ => None,
+    }
+}
+
+/// Forms the hulls of a planned function (see the module doc).
+pub fn form(ir: &Ir, cfg: &Cfg, accesses: &[Access], plan: &mut Plan) {
+    let mut run: Vec<Row> = Vec::new();
+    let order = plan.order.clone();
+    for &i in &order {
+        for k in 0..accesses[i].ranges.len() {
+            if !matches!(
+                plan.plans[i][k],
+                RangePlan::Check(_) | RangePlan::Leader(..)
+            ) {
+                continue;
+            }
+            let row = row_of(ir, accesses, plan, i, k);
+            let joins = match (run.first(), &row) {
+                (Some(first), Some(row)) => {
+                    let (a, b) = (&accesses[first.unit.0], &accesses[i]);
+                    let (ra, rb) = (&a.ranges[first.unit.1], &b.ranges[k]);
+                    let same_block = unsafe {
+                        LLVMGetInstructionParent(a.inst) == LLVMGetInstructionParent(b.inst)
+                    };
+                    same_block
+                        && ra.root == rb.root
+                        && same_target(&ra.target, &rb.target)
+                        && (first.ptr, first.elem) == (row.ptr, row.elem)
+                        && !call_between(a.inst, b.inst)
+                        && run.len() < MAX_INDICES
+                }
+                _ => false,
+            };
+            if !joins {
+                close(cfg, accesses, plan, std::mem::take(&mut run));
+            }
+            run.extend(row);
+        }
+    }
+    close(cfg, accesses, plan, run);
+}
+
+/// Makes one hull of `run` when it has two rows or more and every index and member
+/// address can be rebuilt before its first access.
+fn close(cfg: &Cfg, accesses: &[Access], plan: &mut Plan, run: Vec<Row>) {
+    if run.len() < 2 {
+        return;
+    }
+    let leader = accesses[run[0].unit.0].inst;
+    let mut xs: Vec<LLVMValueRef> = run.iter().map(|r| r.x).collect();
+    xs.dedup();
+    let Some(xs) = xs
+        .iter()
+        .map(|&x| Remat::plan(cfg, x, leader))
+        .collect::<Option<Vec<_>>>()
+    else {
+        return;
+    };
+    let members: Vec<(usize, usize)> = run.iter().flat_map(|r| r.members.clone()).collect();
+    let exact = members
+        .iter()
+        .map(|&(i, k)| Remat::plan(cfg, accesses[i].ranges[k].addr, leader))
+        .collect::<Option<Vec<_>>>();
+    let Some(exact) = exact else { return };
+    let wrap = run
+        .iter()
+        .filter_map(|r| r.wrap)
+        .reduce(|(a, b), (c, d)| (a.min(c), b.max(d)));
+    if wrap.is_some_and(|(lo, hi)| hi - lo >= 1 << 30) {
+        return;
+    }
+    let hull = Hull {
+        ptr: run[0].ptr,
+        elem: run[0].elem,
+        xs,
+        lo: run.iter().map(|r| r.lo).min().unwrap_or(0),
+        hi: run.iter().map(|r| r.hi).max().unwrap_or(0),
+        wrap,
+    };
+    // The rows' own groups fold into this one: their members were counted merged.
+    let folded: u32 = run.iter().map(|r| r.members.len() as u32 - 1).sum();
+    plan.merged -= folded;
+    for r in &run[1..] {
+        plan.drop_anchor(r.unit.0, r.unit.1, accesses[r.unit.0].inst);
+    }
+    let members = members.into_iter().map(|(i, k)| (i, k, 0)).collect();
+    plan.add_group(Shape::Hull(hull), members, exact);
+}
