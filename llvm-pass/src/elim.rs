@@ -150,8 +150,7 @@ impl Shape {
                 hi: *hi,
             },
             Shape::Strided(s) => Shape::Strided(s.map(f)),
-            // Hulls form in trap-mode builds only, where no value is replaced.
-            Shape::Hull(h) => Shape::Hull(h.clone()),
+            Shape::Hull(h) => Shape::Hull(h.map(f)),
         }
     }
 

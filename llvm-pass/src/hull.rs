@@ -4,7 +4,7 @@
 //! (`((i + di) * nj + (j + dj)) * nk`), each row a neighbouring group of three.
 //!
 //! Consecutive checks of one block, each a neighbouring group (or a single range) whose
-//! base is `gep T, P, sext x_r` (one 32-bit-or-narrower index, sign-extended) with the
+//! base is `gep T, P, sext x_r` (one 32-bit-or-narrower index, sign-extended, all of one type) with the
 //! same `P`, `T` and root, with no call that may stop the thread between the first and
 //! the last and no other check between them, become one check: with
 //! `lo_x = smin(x_r)` and `hi_x = smax(x_r)`, of
@@ -33,8 +33,8 @@ use llvm_sys::prelude::*;
 use llvm_sys::target::LLVMABISizeOfType;
 use llvm_sys::LLVMIntPredicate;
 
-/// Most indices one hull takes (their clones are live from the check on).
-const MAX_INDICES: usize = 9;
+/// Most rows one hull takes (their indices' clones are live from the check on).
+const MAX_ROWS: usize = 9;
 
 /// Where a hull's members lie (see the module doc).
 #[derive(Clone, Debug)]
@@ -55,6 +55,16 @@ pub struct Hull {
 }
 
 impl Hull {
+    /// The same hull with its values passed through `f` (the phis that replace checked
+    /// loads' uses).
+    pub fn map(&self, f: impl Fn(LLVMValueRef) -> LLVMValueRef) -> Hull {
+        Hull {
+            ptr: f(self.ptr),
+            xs: self.xs.iter().map(|r| r.map(&f)).collect(),
+            ..self.clone()
+        }
+    }
+
     /// Values the hull's check is built from.
     pub fn leaves(&self) -> Vec<LLVMValueRef> {
         let mut out = vec![self.ptr];
@@ -139,6 +149,9 @@ fn row_of(ir: &Ir, accesses: &[Access], plan: &Plan, i: usize, k: usize) -> Opti
                 return None;
             };
             let (ptr, elem, x) = row_base(base)?;
+            if guard.is_some_and(|g| g.x != x) {
+                return None;
+            }
             Some(Row {
                 unit: (i, k),
                 ptr,
@@ -197,8 +210,9 @@ pub fn form(ir: &Ir, cfg: &Cfg, accesses: &[Access], plan: &mut Plan) {
                         && ra.root == rb.root
                         && same_target(&ra.target, &rb.target)
                         && (first.ptr, first.elem) == (row.ptr, row.elem)
+                        && unsafe { LLVMTypeOf(first.x) == LLVMTypeOf(row.x) }
                         && !call_between(a.inst, b.inst)
-                        && run.len() < MAX_INDICES
+                        && run.len() < MAX_ROWS
                 }
                 _ => false,
             };
@@ -211,8 +225,8 @@ pub fn form(ir: &Ir, cfg: &Cfg, accesses: &[Access], plan: &mut Plan) {
     close(cfg, accesses, plan, run);
 }
 
-/// Makes one hull of `run` when it has two rows or more and every index and member
-/// address can be rebuilt before its first access.
+/// Makes one hull of `run` (rows of one index type) when it has two rows or more and
+/// every index and member address can be rebuilt before its first access.
 fn close(cfg: &Cfg, accesses: &[Access], plan: &mut Plan, run: Vec<Row>) {
     if run.len() < 2 {
         return;
@@ -237,7 +251,9 @@ fn close(cfg: &Cfg, accesses: &[Access], plan: &mut Plan, run: Vec<Row>) {
         .iter()
         .filter_map(|r| r.wrap)
         .reduce(|(a, b), (c, d)| (a.min(c), b.max(d)));
-    if wrap.is_some_and(|(lo, hi)| hi - lo >= 1 << 30) {
+    // The guard's one compare needs the constants to span less than half the type.
+    let bits = unsafe { LLVMGetIntTypeWidth(LLVMTypeOf(run[0].x)) };
+    if wrap.is_some_and(|(lo, hi)| hi - lo >= 1 << (bits - 1)) {
         return;
     }
     let hull = Hull {

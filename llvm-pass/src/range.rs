@@ -191,6 +191,45 @@ fn swapped(p: LLVMIntPredicate) -> LLVMIntPredicate {
     }
 }
 
+/// Stands for "no bound" on one side of an interval (far outside any 64-bit value, and
+/// far from overflowing when added to one).
+const FAR: i128 = i128::MAX / 4;
+
+/// The unsigned predicates as their signed twins (the others as they are): the two
+/// orders agree on non-negative values.
+fn signed(p: LLVMIntPredicate) -> LLVMIntPredicate {
+    use LLVMIntPredicate::*;
+    match p {
+        LLVMIntUGT => LLVMIntSGT,
+        LLVMIntUGE => LLVMIntSGE,
+        LLVMIntULT => LLVMIntSLT,
+        LLVMIntULE => LLVMIntSLE,
+        other => other,
+    }
+}
+
+/// What `v pred w`, `w` in `o`, says about `v`, known to be in `r` (to be met with `r`).
+fn side(pred: LLVMIntPredicate, r: Interval, o: Interval) -> Interval {
+    use LLVMIntPredicate::*;
+    let iv = |lo: i128, hi: i128| Interval { lo, hi };
+    match pred {
+        LLVMIntEQ => o,
+        LLVMIntNE if o.lo == o.hi && r.lo == o.lo => iv(r.lo + 1, FAR),
+        LLVMIntNE if o.lo == o.hi && r.hi == o.lo => iv(-FAR, r.hi - 1),
+        LLVMIntSLT => iv(-FAR, o.hi - 1),
+        LLVMIntSLE => iv(-FAR, o.hi),
+        LLVMIntSGT => iv(o.lo + 1, FAR),
+        LLVMIntSGE => iv(o.lo, FAR),
+        // Unsigned: below a non-negative bound is non-negative too; above one says
+        // something only of a value known to be non-negative.
+        LLVMIntULT if o.nonneg() => iv(0, o.hi - 1),
+        LLVMIntULE if o.nonneg() => iv(0, o.hi),
+        LLVMIntUGT if o.nonneg() && r.nonneg() => iv(o.lo + 1, FAR),
+        LLVMIntUGE if o.nonneg() && r.nonneg() => iv(o.lo, FAR),
+        _ => iv(-FAR, FAR),
+    }
+}
+
 /// How deep `and`/`or` trees of conditions are followed.
 const MAX_CONDITION_DEPTH: u32 = 6;
 
@@ -369,7 +408,8 @@ impl<'a> Ranges<'a> {
         if depth < MAX_DEPTH {
             r = r.meet(self.computed(here, v, bits, depth + 1));
             here.memo.insert(v, r);
-            for f in here.facts.clone() {
+            for n in 0..here.facts.len() {
+                let f = here.facts[n];
                 if f.a == v {
                     r = r.meet(self.bounded(here, r, f.pred, f.b, depth + 1));
                 } else if f.b == v {
@@ -390,26 +430,8 @@ impl<'a> Ranges<'a> {
         other: LLVMValueRef,
         depth: u32,
     ) -> Interval {
-        use LLVMIntPredicate::*;
         let o = self.value(here, other, depth);
-        let unbounded = |lo: i128, hi: i128| Interval { lo, hi };
-        let (min, max) = (i128::MIN / 4, i128::MAX / 4);
-        match pred {
-            LLVMIntEQ => o,
-            LLVMIntNE if o.lo == o.hi && r.lo == o.lo => unbounded(r.lo + 1, max),
-            LLVMIntNE if o.lo == o.hi && r.hi == o.lo => unbounded(min, r.hi - 1),
-            LLVMIntSLT => unbounded(min, o.hi - 1),
-            LLVMIntSLE => unbounded(min, o.hi),
-            LLVMIntSGT => unbounded(o.lo + 1, max),
-            LLVMIntSGE => unbounded(o.lo, max),
-            // Unsigned: below a non-negative bound is non-negative too; above one says
-            // something only of a value known to be non-negative.
-            LLVMIntULT if o.nonneg() => unbounded(0, o.hi - 1),
-            LLVMIntULE if o.nonneg() => unbounded(0, o.hi),
-            LLVMIntUGT if o.nonneg() && r.nonneg() => unbounded(o.lo + 1, max),
-            LLVMIntUGE if o.nonneg() && r.nonneg() => unbounded(o.lo, max),
-            _ => unbounded(min, max),
-        }
+        side(pred, r, o)
     }
 
     /// The values the instruction behind `v` computes from its operands' values.
@@ -501,7 +523,8 @@ impl<'a> Ranges<'a> {
         let (xr, yr) = (self.value(here, x, depth), self.value(here, y, depth));
         let mut d = xr.sub(yr);
         let both_nonneg = xr.nonneg() && yr.nonneg();
-        for f in here.facts.clone() {
+        for n in 0..here.facts.len() {
+            let f = here.facts[n];
             let pred = if (f.a, f.b) == (x, y) {
                 f.pred
             } else if (f.a, f.b) == (y, x) {
@@ -509,21 +532,12 @@ impl<'a> Ranges<'a> {
             } else {
                 continue;
             };
-            use LLVMIntPredicate::*;
-            let (lo, hi) = (i128::MIN / 4, i128::MAX / 4);
-            let rel = match pred {
-                LLVMIntEQ => Interval::point(0),
-                LLVMIntSLT => Interval { lo, hi: -1 },
-                LLVMIntSLE => Interval { lo, hi: 0 },
-                LLVMIntSGT => Interval { lo: 1, hi },
-                LLVMIntSGE => Interval { lo: 0, hi },
-                LLVMIntULT if both_nonneg => Interval { lo, hi: -1 },
-                LLVMIntULE if both_nonneg => Interval { lo, hi: 0 },
-                LLVMIntUGT if both_nonneg => Interval { lo: 1, hi },
-                LLVMIntUGE if both_nonneg => Interval { lo: 0, hi },
-                _ => continue,
-            };
-            d = d.meet(rel);
+            // `x pred y` is `x - y pred 0`, in the signed order (which the unsigned one
+            // is for non-negative operands).
+            let pred = if both_nonneg { signed(pred) } else { pred };
+            if signed(pred) == pred {
+                d = d.meet(side(pred, d, Interval::point(0)));
+            }
         }
         plain.meet(d.add(Interval::point(cx - cy)))
     }

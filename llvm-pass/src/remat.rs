@@ -92,6 +92,20 @@ impl Remat {
         out
     }
 
+    /// The same plan with its values passed through `f` (recover-mode phis): the address
+    /// itself when nothing is cloned; cloned instructions read their operands when
+    /// built, through `build`'s own `f`.
+    pub fn map(&self, f: impl Fn(LLVMValueRef) -> LLVMValueRef) -> Remat {
+        Remat {
+            addr: if self.clones.is_empty() {
+                f(self.addr)
+            } else {
+                self.addr
+            },
+            clones: self.clones.clone(),
+        }
+    }
+
     /// Builds the address at the builder's position, from leaves passed through `f`
     /// (recover-mode phis).
     pub fn build(&self, ir: &Ir, f: impl Fn(LLVMValueRef) -> LLVMValueRef) -> LLVMValueRef {

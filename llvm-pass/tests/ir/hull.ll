@@ -169,3 +169,28 @@ entry:
   %s2 = fadd float %s1, %b1
   ret void
 }
+
+; Rows whose indices differ in type (i32 and i16): no hull (their smin/smax would not
+; be one type); each row keeps its group's check and the module verifies.
+; STATS: function mixed_widths: 2 checks {{.*}} 2 merged (neighbouring)
+define void @mixed_widths(ptr addrspace(1) %A, i32 %x, i16 %y) {
+entry:
+  %x0m = add i32 %x, -1
+  %i0m = sext i32 %x0m to i64
+  %p0m = getelementptr inbounds float, ptr addrspace(1) %A, i64 %i0m
+  %a0 = load float, ptr addrspace(1) %p0m, align 4
+  %i0 = sext i32 %x to i64
+  %p0 = getelementptr inbounds float, ptr addrspace(1) %A, i64 %i0
+  %b0 = load float, ptr addrspace(1) %p0, align 4
+  %y1m = add i16 %y, -1
+  %i1m = sext i16 %y1m to i64
+  %p1m = getelementptr inbounds float, ptr addrspace(1) %A, i64 %i1m
+  %a1 = load float, ptr addrspace(1) %p1m, align 4
+  %i1 = sext i16 %y to i64
+  %p1 = getelementptr inbounds float, ptr addrspace(1) %A, i64 %i1
+  %b1 = load float, ptr addrspace(1) %p1, align 4
+  %s0 = fadd float %a0, %b0
+  %s1 = fadd float %s0, %a1
+  %s2 = fadd float %s1, %b1
+  ret void
+}
