@@ -84,6 +84,24 @@ extern "C" LLVMValueRef cusafe_split_if_then(LLVMValueRef Cond, LLVMValueRef Bef
   return llvm::wrap(T);
 }
 
+// Splits the block before `Before` and inserts `if (Cond) { <new block> }` there, with
+// no branch weights (device coverage's warp-leader store). Returns the new block's
+// terminator.
+extern "C" LLVMValueRef cusafe_split_if(LLVMValueRef Cond, LLVMValueRef Before) {
+  auto *I = llvm::unwrap<llvm::Instruction>(Before);
+  return llvm::wrap(
+      llvm::SplitBlockAndInsertIfThen(llvm::unwrap(Cond), I->getIterator(), /*Unreachable=*/false));
+}
+
+// Splits every critical edge of `Fn` (edge coverage: each edge then has a block of its
+// own), as SanitizerCoverage does; the new block of an edge follows its source block.
+// Returns how many edges it split.
+extern "C" unsigned cusafe_split_critical_edges(LLVMValueRef Fn) {
+  auto &F = *llvm::unwrap<llvm::Function>(Fn);
+  return llvm::SplitAllCriticalEdges(
+      F, llvm::CriticalEdgeSplittingOptions().setIgnoreUnreachableDests());
+}
+
 // Splits the block of `Before` so that a new block starts with `Before`; returns it.
 extern "C" LLVMBasicBlockRef cusafe_split_before(LLVMValueRef Before) {
   auto *I = llvm::unwrap<llvm::Instruction>(Before);

@@ -78,6 +78,14 @@ pub const TRAP_FN: &str = "__cusafe_trap";
 /// The global through which trap-mode cold paths call [`TRAP_FN`].
 pub const TRAP_SLOT: &std::ffi::CStr = c"__cusafe_trap_slot";
 
+/// Whether the memory checks are built (`CUSAFE_PASS_CHECKS` unset or not "0"). With
+/// `CUSAFE_PASS_CHECKS=0` the pass adds device coverage only (`coverage`): no checks, no
+/// launch-time windows, no re-laid-out locals or `__shared__` arrays, no device runtime
+/// (the coverage-only baseline of fuzz builds).
+pub fn enabled() -> bool {
+    std::env::var_os("CUSAFE_PASS_CHECKS").is_none_or(|v| v != "0")
+}
+
 /// Whether the build keeps going after a device report (`CUSAFE_PASS_RECOVER=1`, set by
 /// `cusafe-clang++ --cusafe-recover`): cold paths that return and skip the access.
 pub fn recover_build() -> bool {

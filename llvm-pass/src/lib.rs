@@ -4,7 +4,9 @@
 //! (`shim/plugin.cpp`) registers a module pass at OptimizerLast (and as `cusafe` for
 //! `opt -passes=cusafe`) that calls [`cusafe_run_on_module`]. On NVPTX modules it
 //! instruments every global-memory access (see `docs/pass.md`) and links the device
-//! runtime; other modules are left alone.
+//! runtime; other modules are left alone. Fuzz builds first get device edge coverage
+//! ([`coverage`], `CUSAFE_PASS_COVERAGE`); `CUSAFE_PASS_CHECKS=0` leaves the coverage
+//! alone (no checks).
 //!
 //! Flow per function (AddressSanitizer's shape): collect the interesting operands and
 //! escaping pointer arithmetic first ([`collect`], [`arith::collect`]), with
@@ -16,6 +18,7 @@ mod batch;
 mod check;
 mod classify;
 mod collect;
+mod coverage;
 mod devrt;
 mod dom;
 mod elim;
@@ -48,8 +51,12 @@ pub unsafe extern "C" fn cusafe_run_on_module(m: LLVMModuleRef) -> bool {
     if !triple.to_string_lossy().starts_with("nvptx") {
         return false;
     }
+    let coverage = coverage::mode().unwrap_or_else(|e| {
+        eprintln!("cusafe: error: {e}");
+        std::process::exit(64);
+    });
     let ir = unsafe { Ir::new(m) };
-    if let Err(e) = instrument_module(&ir) {
+    if let Err(e) = instrument_module(&ir, coverage) {
         // No Result crosses into LLVM: say what failed and stop the compile.
         eprintln!("cusafe: error: {e}; please report this with the input file (compile with --cusafe-no-instrument to build without cusafe)");
         std::process::exit(70);
@@ -86,7 +93,7 @@ fn defined_functions(m: LLVMModuleRef) -> Vec<LLVMValueRef> {
     out
 }
 
-fn instrument_module(ir: &Ir) -> Result<(), String> {
+fn instrument_module(ir: &Ir, coverage: Option<coverage::Mode>) -> Result<(), String> {
     let want_stats = std::env::var_os("CUSAFE_PASS_STATS").is_some_and(|v| v != "0");
     // Kernels have their windows from the start of the pipeline (clang); `opt
     // -passes=cusafe` runs this pass alone, which adds them here.
@@ -94,10 +101,42 @@ fn instrument_module(ir: &Ir) -> Result<(), String> {
         launch::add_windows(ir, &kernels::kernels(ir.module));
     }
     let kernels = kernels::kernels(ir.module);
+    let functions = defined_functions(ir.module);
+    let stat_line = |f: LLVMValueRef, s: &stats::Stats| {
+        let kind = if kernels.contains(&f) {
+            "kernel"
+        } else {
+            "device function"
+        };
+        eprintln!("{}", s.line(kind, &ir::name(f)));
+    };
+    // Coverage first, on the program's blocks only: no check or cold path exists yet,
+    // and the device runtime (and libdevice's `__nv_*`, when not inlined) get none.
+    let mut points = std::collections::HashMap::new();
+    if let Some(mode) = coverage {
+        let file = coverage::source_file(ir.module);
+        for &f in functions
+            .iter()
+            .filter(|&&f| !ir::name(f).starts_with("__nv_"))
+        {
+            points.insert(f, coverage::instrument(ir, f, mode, &file));
+        }
+    }
+    if !check::enabled() {
+        if want_stats {
+            for &f in &functions {
+                let s = stats::Stats {
+                    coverage: points.get(&f).copied().unwrap_or(0),
+                    ..Default::default()
+                };
+                stat_line(f, &s);
+            }
+        }
+        return verify_if_asked(ir.module);
+    }
     let windows = launch::windows(ir, &kernels);
     let mut sites = sites::Sites::default();
     let mut replaced = check::Replaced::new();
-    let functions = defined_functions(ir.module);
     let mut tagged_locals = 0;
     let mut scoped = std::collections::HashSet::new();
     for &f in &functions {
@@ -159,18 +198,19 @@ fn instrument_module(ir: &Ir) -> Result<(), String> {
             checker.emit_loop_check(ir, &mut sites, &replaced, f, &found.accesses, lc);
         }
         if want_stats {
-            let s = stats::Stats::of(&found, escapes.len(), &plan);
-            let kind = if kernels.contains(&f) {
-                "kernel"
-            } else {
-                "device function"
-            };
-            eprintln!("{}", s.line(kind, &ir::name(f)));
+            let mut s = stats::Stats::of(&found, escapes.len(), &plan);
+            s.coverage = points.get(&f).copied().unwrap_or(0);
+            stat_line(f, &s);
         }
     }
     devrt::link(ir)?;
+    verify_if_asked(ir.module)
+}
+
+/// [`verify`] when `CUSAFE_PASS_VERIFY=1`.
+fn verify_if_asked(m: LLVMModuleRef) -> Result<(), String> {
     if std::env::var_os("CUSAFE_PASS_VERIFY").is_some_and(|v| v != "0") {
-        verify(ir.module)?;
+        verify(m)?;
     }
     Ok(())
 }

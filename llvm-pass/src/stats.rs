@@ -40,6 +40,8 @@ pub struct Stats {
     pub batched: u32,
     /// Branches whose verdicts are built in a loop preheader (loop-invariant inputs).
     pub invariant: u32,
+    /// Device coverage points (blocks storing their edge's byte, `CUSAFE_PASS_COVERAGE`).
+    pub coverage: u32,
 }
 
 impl Stats {
@@ -97,8 +99,8 @@ impl Stats {
     /// The stats line for function `name` (`kind` is "kernel" or "device function").
     pub fn line(&self, kind: &str, name: &str) -> String {
         format!(
-            "cusafe: {kind} {name}: {} checks ({} loads, {} stores, {} atomics, {} ranges; {} against known objects), {} arithmetic rules, {} proven in bounds, {} removed (dominated), {} merged (neighbouring), {} loop ranges (one check per loop, in the preheader), {} batched (sharing a branch), {} hoisted (loop header loads), {} header loads shared, {} unchecked (constant address or unknown size), {} intrinsic accesses unchecked, {} loop-invariant verdicts (built in a preheader)",
-            self.checks(), self.loads, self.stores, self.atomics, self.ranges, self.objects, self.arith, self.proven, self.removed, self.merged, self.loop_ranges, self.batched, self.hoisted, self.shared, self.unknown, self.unknown_intrinsics, self.invariant
+            "cusafe: {kind} {name}: {} checks ({} loads, {} stores, {} atomics, {} ranges; {} against known objects), {} arithmetic rules, {} proven in bounds, {} removed (dominated), {} merged (neighbouring), {} loop ranges (one check per loop, in the preheader), {} batched (sharing a branch), {} hoisted (loop header loads), {} header loads shared, {} unchecked (constant address or unknown size), {} intrinsic accesses unchecked, {} loop-invariant verdicts (built in a preheader), {} coverage points",
+            self.checks(), self.loads, self.stores, self.atomics, self.ranges, self.objects, self.arith, self.proven, self.removed, self.merged, self.loop_ranges, self.batched, self.hoisted, self.shared, self.unknown, self.unknown_intrinsics, self.invariant, self.coverage
         )
     }
 }

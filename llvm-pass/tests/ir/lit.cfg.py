@@ -19,6 +19,8 @@ config.substitutions.append(("%opt", f"{llvm_bin}/opt -load-pass-plugin={plugin}
 config.substitutions.append(("%llc", f"{llvm_bin}/llc -march=nvptx64 -mcpu=sm_90 -mattr=+ptx85"))
 config.substitutions.append(("%ptxas", os.environ.get("CUSAFE_PTXAS", "ptxas") + " -arch=sm_90"))
 config.substitutions.append(("FileCheck", f"{llvm_bin}/FileCheck"))
+# %not CMD: succeeds when CMD fails (LLVM's `not`).
+config.substitutions.append(("%not", f"{llvm_bin}/not"))
 config.substitutions.append(("%verify", f"{llvm_bin}/opt -passes=verify -disable-output"))
 config.environment["CUSAFE_PASS_STATS"] = "1"
 config.environment["CUSAFE_PASS_VERIFY"] = "1"

@@ -1,0 +1,189 @@
+//! Device edge coverage for `cusafe fuzz` (`CUSAFE_PASS_COVERAGE`).
+//!
+//! Run first, on the program's own functions only (before the checks and the device
+//! runtime exist, so neither the cold paths nor device-rt get ids): every critical edge
+//! is split (shim `cusafe_split_critical_edges`, as SanitizerCoverage does), so that
+//! each edge of the CFG ends in a block of its own or is the only way into its target;
+//! then every block stores the byte 1 at the constant address
+//! `RTPAGE_ADDR + COVERAGE_OFFSET + id` at its first insertion point (after the phis;
+//! in the entry block after its allocas, which stay static). No load, no atomic, no
+//! register kept live: the runtime copies the map after each input and zeroes it
+//! (`format::rtpage`).
+//!
+//! `id` is [`block_id`] of the module's source file name (its last path component),
+//! the function's name and the block's ordinal in the function after the split: the
+//! same source and compiler give the same ids in every build, whatever the build
+//! directory, so a replay of a saved input lines up with the map it was found with.
+//!
+//! Two modes, measured against each other on a GPU:
+//! * [`Mode::Store`] (`CUSAFE_PASS_COVERAGE=1`): every thread stores (a warp's stores to
+//!   one byte are one transaction);
+//! * [`Mode::Warp`] (`CUSAFE_PASS_COVERAGE=warp`): only the warp's leader stores — the
+//!   lowest lane of `llvm.nvvm.activemask`, compared with
+//!   `llvm.nvvm.read.ptx.sreg.laneid` — behind a branch.
+
+use crate::ir::{mark_nocheck, Ir, NONAME};
+use cusafe_format::rtpage::{COVERAGE_BYTES, COVERAGE_OFFSET, RTPAGE_ADDR};
+use llvm_sys::core::*;
+use llvm_sys::prelude::*;
+use llvm_sys::LLVMIntPredicate;
+
+extern "C" {
+    fn cusafe_split_critical_edges(f: LLVMValueRef) -> u32;
+    fn cusafe_split_if(cond: LLVMValueRef, before: LLVMValueRef) -> LLVMValueRef;
+}
+
+/// How each block records that it ran.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Every thread stores the byte.
+    Store,
+    /// Only the warp's leader lane (lowest active lane) stores it.
+    Warp,
+}
+
+/// The coverage mode `CUSAFE_PASS_COVERAGE` asks for: unset, empty or `0` none, `1`
+/// [`Mode::Store`], `warp` [`Mode::Warp`]; anything else is an error.
+pub fn mode() -> Result<Option<Mode>, String> {
+    match std::env::var("CUSAFE_PASS_COVERAGE") {
+        Err(std::env::VarError::NotPresent) => Ok(None),
+        Ok(v) if v.is_empty() || v == "0" => Ok(None),
+        Ok(v) if v == "1" => Ok(Some(Mode::Store)),
+        Ok(v) if v == "warp" => Ok(Some(Mode::Warp)),
+        Ok(v) => Err(format!(
+            "CUSAFE_PASS_COVERAGE={v}: accepted values are 1 (a store per edge) and warp (the warp's leader stores)"
+        )),
+        Err(e) => Err(format!("CUSAFE_PASS_COVERAGE: {e}")),
+    }
+}
+
+/// The map index of block `ordinal` of `function` in the module built from `file`:
+/// 64-bit FNV-1a over `file`, a 0 byte, `function`, a 0 byte and `ordinal` (4 bytes,
+/// little endian), its high half xor-ed into its low half, modulo [`COVERAGE_BYTES`].
+pub fn block_id(file: &str, function: &str, ordinal: u32) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let bytes = file
+        .bytes()
+        .chain([0])
+        .chain(function.bytes())
+        .chain([0])
+        .chain(ordinal.to_le_bytes());
+    for b in bytes {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    (h ^ (h >> 32)) % COVERAGE_BYTES
+}
+
+/// The module's source file name without its directories (clang records the path as
+/// given on the command line).
+pub fn source_file(m: LLVMModuleRef) -> String {
+    let mut len = 0usize;
+    let p = unsafe { LLVMGetSourceFileName(m, &mut len) };
+    if p.is_null() {
+        return String::new();
+    }
+    let full = String::from_utf8_lossy(unsafe { std::slice::from_raw_parts(p as *const u8, len) })
+        .into_owned();
+    match full.rsplit_once(['/', '\\']) {
+        Some((_, base)) => base.to_string(),
+        None => full,
+    }
+}
+
+fn intrinsic(ir: &Ir, name: &str, overloads: &mut [LLVMTypeRef]) -> (LLVMTypeRef, LLVMValueRef) {
+    unsafe {
+        let id = LLVMLookupIntrinsicID(name.as_ptr().cast(), name.len());
+        assert!(id != 0, "LLVM 19 knows {name}");
+        let f = LLVMGetIntrinsicDeclaration(ir.module, id, overloads.as_mut_ptr(), overloads.len());
+        let ty = LLVMIntrinsicGetType(ir.ctx, id, overloads.as_mut_ptr(), overloads.len());
+        (ty, f)
+    }
+}
+
+fn call(ir: &Ir, (ty, f): (LLVMTypeRef, LLVMValueRef), args: &mut [LLVMValueRef]) -> LLVMValueRef {
+    unsafe { LLVMBuildCall2(ir.b, ty, f, args.as_mut_ptr(), args.len() as u32, NONAME) }
+}
+
+/// Where block `bb`'s coverage goes: its first instruction that is no phi (and, in the
+/// entry block, no alloca).
+fn insertion_point(bb: LLVMBasicBlockRef, entry: bool) -> LLVMValueRef {
+    unsafe {
+        let mut i = LLVMGetFirstInstruction(bb);
+        while !LLVMIsAPHINode(i).is_null() || (entry && !LLVMIsAAllocaInst(i).is_null()) {
+            i = LLVMGetNextInstruction(i);
+        }
+        i
+    }
+}
+
+/// Splits `f`'s critical edges and gives each of its blocks a coverage store (see the
+/// module comment); `file` is [`source_file`]. Returns the number of blocks (coverage
+/// points).
+pub fn instrument(ir: &Ir, f: LLVMValueRef, mode: Mode, file: &str) -> u32 {
+    let name = crate::ir::name(f);
+    unsafe {
+        cusafe_split_critical_edges(f);
+        let mut blocks = Vec::new();
+        let mut bb = LLVMGetFirstBasicBlock(f);
+        while !bb.is_null() {
+            blocks.push(bb);
+            bb = LLVMGetNextBasicBlock(bb);
+        }
+        let entry = LLVMGetEntryBasicBlock(f);
+        // Ids first: the warp mode's splits add blocks that get none.
+        let points: Vec<_> = blocks
+            .iter()
+            .enumerate()
+            .map(|(k, &bb)| {
+                (
+                    insertion_point(bb, bb == entry),
+                    block_id(file, &name, k as u32),
+                )
+            })
+            .collect();
+        for &(at, id) in &points {
+            ir.at(at);
+            if mode == Mode::Warp {
+                let mask = call(ir, intrinsic(ir, "llvm.nvvm.activemask", &mut []), &mut []);
+                let lane = call(
+                    ir,
+                    intrinsic(ir, "llvm.nvvm.read.ptx.sreg.laneid", &mut []),
+                    &mut [],
+                );
+                let first = call(
+                    ir,
+                    intrinsic(ir, "llvm.cttz", &mut [ir.i32]),
+                    &mut [mask, LLVMConstInt(LLVMInt1TypeInContext(ir.ctx), 1, 0)],
+                );
+                let leader = ir.icmp(LLVMIntPredicate::LLVMIntEQ, lane, first);
+                ir.at(cusafe_split_if(leader, at));
+            }
+            let addr = LLVMConstIntToPtr(ir.c64(RTPAGE_ADDR + COVERAGE_OFFSET + id), ir.gptr);
+            let store = LLVMBuildStore(ir.b, LLVMConstInt(ir.i8, 1, 0), addr);
+            mark_nocheck(ir, store);
+        }
+        points.len() as u32
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_pinned() {
+        // The formula is part of the format: a change moves every saved map.
+        assert_eq!(block_id("vec.cu", "_Z7add_onePii", 0), 0x922b);
+        assert_eq!(block_id("vec.cu", "_Z7add_onePii", 1), 0xa2a2);
+        assert_eq!(block_id("other.cu", "_Z7add_onePii", 0), 0x4a35);
+    }
+
+    #[test]
+    fn ids_spread() {
+        let ids: std::collections::HashSet<_> =
+            (0..1000).map(|k| block_id("a.cu", "_Z1kPi", k)).collect();
+        assert!(ids.len() > 980, "{} distinct of 1000", ids.len());
+        assert!(ids.iter().all(|&i| i < COVERAGE_BYTES));
+    }
+}
