@@ -5,6 +5,7 @@
 //! * [`block`]: size classes, the in-band header and the block layout.
 //! * [`pseudo`]: local-memory pseudo-pointers and stack epochs.
 //! * [`launch`]: hidden kernel parameters carrying each pointer argument's bounds.
+//! * [`fuzz`]: the map layout and variables shared by `cusafe fuzz` and its targets.
 //! * [`rtpage`]: the fixed device address where device code finds the runtime's state.
 //! * [`report`]: the report page and record written by device code and read by the host.
 //!
@@ -13,6 +14,7 @@
 //! that the two agree.
 
 pub mod block;
+pub mod fuzz;
 pub mod launch;
 pub mod pointer;
 pub mod pseudo;

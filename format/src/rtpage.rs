@@ -11,6 +11,7 @@
 //! | 12 | u32 | [`RTPAGE_MAGIC`] once the runtime has filled the page |
 //! | 16 | u32 | report records claimed so far (device `atomicAdd`; may pass the capacity) |
 //!
+//! | 1 MiB | u8 x [`COVERAGE_BYTES`] | device edge coverage: fuzz builds store 1 at their edges' ids |
 //! | 2 MiB | u8 x [`EPOCH_SLOTS`] | current stack depth per hardware thread slot |
 //! | 4 MiB | u8 x 16 x [`EPOCH_SLOTS`] | generation per slot and depth |
 //!
@@ -52,6 +53,14 @@ pub fn contents(report_page: u64, flags: u32) -> [u8; RTPAGE_BYTES] {
     b
 }
 
+/// Offset from [`RTPAGE_ADDR`] of the device edge-coverage map: code built with
+/// `--cusafe-fuzz` stores the byte 1 at `RTPAGE_ADDR + COVERAGE_OFFSET + id` when it
+/// takes edge `id` (a constant address: no load, no atomic). The runtime copies the map
+/// into the fuzzer's map after each input and zeroes it.
+pub const COVERAGE_OFFSET: u64 = 1 << 20;
+/// Bytes of the device edge-coverage map (edge ids are taken modulo this).
+pub const COVERAGE_BYTES: u64 = 1 << 16;
+
 /// Hardware thread slots with epoch state: `(smid * 64 + warpid) * 32 + laneid` for
 /// up to 256 SMs, 64 warps per SM and 32 lanes.
 pub const EPOCH_SLOTS: u64 = 256 * 64 * 32;
@@ -67,7 +76,8 @@ pub const RTPAGE_MAPPED_BYTES: u64 =
     (EPOCH_GEN_OFFSET + EPOCH_SLOTS * EPOCH_GENS_PER_SLOT).div_ceil(2 << 20) * (2 << 20);
 
 // The epoch state fits between the page and the end of the mapping.
-const _: () = assert!(RTPAGE_BYTES as u64 <= EPOCH_DEPTH_OFFSET);
+const _: () = assert!(RTPAGE_BYTES as u64 <= COVERAGE_OFFSET);
+const _: () = assert!(COVERAGE_OFFSET + COVERAGE_BYTES <= EPOCH_DEPTH_OFFSET);
 const _: () = assert!(EPOCH_DEPTH_OFFSET + EPOCH_SLOTS <= EPOCH_GEN_OFFSET);
 const _: () = assert!(RTPAGE_MAPPED_BYTES == 12 << 20);
 

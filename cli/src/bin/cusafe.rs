@@ -1,4 +1,4 @@
-//! `cusafe`: run a program under the runtime, check the installation, fuzz (not yet).
+//! `cusafe`: run a program under the runtime, check the installation, fuzz.
 
 use std::ffi::OsString;
 use std::process::ExitCode;
@@ -35,12 +35,9 @@ enum Cmd {
     /// Check clang-19, the CUDA tree, the pass plugin, the runtime and the GPU; exit 1 if
     /// something needed is missing.
     Doctor,
-    /// Coverage-guided fuzzing with the sanitizer as oracle: not implemented yet (exits 2).
-    Fuzz {
-        /// Arguments (ignored until fuzz mode exists).
-        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-        args: Vec<OsString>,
-    },
+    /// Coverage-guided whole-program fuzzing with cusafe and ASan as in-process oracles:
+    /// `cusafe fuzz -i SEEDS -o OUT -- ./app @@` (also: replay, minimize, plot).
+    Fuzz(fuzz::FuzzArgs),
 }
 
 fn main() -> ExitCode {
@@ -70,9 +67,6 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         }
-        Cmd::Fuzz { args: _ } => {
-            eprintln!("cusafe fuzz: {}", fuzz::NOT_IMPLEMENTED);
-            ExitCode::from(fuzz::EXIT_CODE)
-        }
+        Cmd::Fuzz(args) => ExitCode::from(fuzz::main(args)),
     }
 }

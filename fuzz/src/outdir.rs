@@ -1,0 +1,78 @@
+//! The output directory of a campaign:
+//!
+//! ```text
+//! OUT/target.json          the command line and mode, for replay and minimise
+//! OUT/stats.json           the latest statistics (rewritten every few seconds)
+//! OUT/history.jsonl        one statistics line per interval (the plot's data)
+//! OUT/plot.svg             edges and unique crashes over time (at the end)
+//! OUT/queue/               the corpus (inputs with new coverage)
+//! OUT/crashes/<id>/        one directory per unique finding
+//! OUT/work/<client>/       report files of the running target (scratch)
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use crate::{Error, Result};
+
+/// Paths under one output directory.
+#[derive(Clone, Debug)]
+pub struct OutDir {
+    root: PathBuf,
+}
+
+impl OutDir {
+    /// The layout under `root` (nothing is created).
+    pub fn new(root: impl Into<PathBuf>) -> Self {
+        OutDir { root: root.into() }
+    }
+
+    /// Creates the directories a client needs.
+    pub fn create(&self, client: usize) -> Result<()> {
+        for d in [self.queue(), self.crashes(), self.work(client)] {
+            std::fs::create_dir_all(&d)
+                .map_err(|e| Error::io(format!("cannot create {}", d.display()), e))?;
+        }
+        Ok(())
+    }
+
+    /// The root.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+    /// The saved target description.
+    pub fn target_json(&self) -> PathBuf {
+        self.root.join("target.json")
+    }
+    /// The latest statistics of client `client` (`stats.json` for client 0).
+    pub fn stats(&self, client: usize) -> PathBuf {
+        if client == 0 {
+            self.root.join("stats.json")
+        } else {
+            self.root.join(format!("stats-{client}.json"))
+        }
+    }
+    /// The statistics history of client `client`.
+    pub fn history(&self, client: usize) -> PathBuf {
+        if client == 0 {
+            self.root.join("history.jsonl")
+        } else {
+            self.root.join(format!("history-{client}.jsonl"))
+        }
+    }
+    /// The plot.
+    pub fn plot(&self) -> PathBuf {
+        self.root.join("plot.svg")
+    }
+    /// The corpus.
+    pub fn queue(&self) -> PathBuf {
+        self.root.join("queue")
+    }
+    /// The unique findings.
+    pub fn crashes(&self) -> PathBuf {
+        self.root.join("crashes")
+    }
+    /// Scratch files of client `client`.
+    pub fn work(&self, client: usize) -> PathBuf {
+        self.root.join("work").join(client.to_string())
+    }
+}
