@@ -38,6 +38,14 @@ pub const STATS_ENV: &str = "CUSAFE_PASS_STATS";
 pub const RECOVER_ENV: &str = "CUSAFE_PASS_RECOVER";
 /// Environment variable that turns the pass's launch-time bounds off (value "0").
 pub const LAUNCH_BOUNDS_ENV: &str = "CUSAFE_PASS_LAUNCH_BOUNDS";
+/// Environment variable that makes the pass add device edge coverage ("1" or "warp").
+pub const COVERAGE_ENV: &str = "CUSAFE_PASS_COVERAGE";
+/// Environment variable that turns the pass's memory checks off (value "0").
+pub const CHECKS_ENV: &str = "CUSAFE_PASS_CHECKS";
+/// Symbol of `libcusafe_fuzz.a` the link asks for (its constructor starts the fork server).
+pub const FUZZ_INIT_SYMBOL: &str = "cusafe_fuzz_init";
+/// Host coverage flag of fuzz builds.
+pub const HOST_COVERAGE_FLAG: &str = "-fsanitize-coverage=trace-pc-guard";
 /// Symbol the runtime exports; the link asks for it so `--as-needed` cannot drop the runtime.
 pub const RT_PRESENT_SYMBOL: &str = "__cusafe_rt_present";
 
@@ -65,6 +73,14 @@ cusafe flags:
                            instead of taking them from the runtime at launch (for
                            launches cusafe's runtime does not see; slower; sets
                            CUSAFE_PASS_LAUNCH_BOUNDS=0 for clang)
+  --cusafe-fuzz            a fuzz target for `cusafe fuzz`: host code with SanitizerCoverage
+                           (trace-pc-guard) and AddressSanitizer, device code with edge
+                           coverage (one byte store per edge) besides the checks, recover-
+                           capable device code, libcusafe_fuzz.a and <cusafe/fuzz.h> (the
+                           persistent harness). With --cusafe-no-instrument: coverage
+                           only (the baseline's target)
+  --cusafe-fuzz-warp       as --cusafe-fuzz, but only a warp's first active lane stores
+  --cusafe-fuzz-no-asan    fuzz build without host AddressSanitizer
   --cusafe-print-command   print the clang++ command line (shell-quoted) instead of
                            running it
   --help                   this text
@@ -110,6 +126,12 @@ pub struct CusafeFlags {
     pub recover: bool,
     /// `--cusafe-no-launch-bounds`.
     pub no_launch_bounds: bool,
+    /// `--cusafe-fuzz` (or `--cusafe-fuzz-warp`).
+    pub fuzz: bool,
+    /// `--cusafe-fuzz-warp`.
+    pub fuzz_warp: bool,
+    /// `--cusafe-fuzz-no-asan`.
+    pub fuzz_no_asan: bool,
     /// `--cusafe-print-command`.
     pub print_command: bool,
     /// `--help`.
@@ -241,6 +263,12 @@ impl CommandLine {
                     "recover" => out.flags.recover = true,
                     "no-launch-bounds" => out.flags.no_launch_bounds = true,
                     "print-command" => out.flags.print_command = true,
+                    "fuzz" => out.flags.fuzz = true,
+                    "fuzz-warp" => {
+                        out.flags.fuzz = true;
+                        out.flags.fuzz_warp = true;
+                    }
+                    "fuzz-no-asan" => out.flags.fuzz_no_asan = true,
                     _ => return Err(ClangxxError::UnknownFlag(text.into_owned())),
                 }
             } else if text == "--help" {
@@ -302,6 +330,11 @@ impl CommandLine {
                 }
             }
         }
+        if out.flags.fuzz_no_asan && !out.flags.fuzz {
+            return Err(ClangxxError::UnknownFlag(
+                "--cusafe-fuzz-no-asan without --cusafe-fuzz (add --cusafe-fuzz)".into(),
+            ));
+        }
         Ok(out)
     }
 
@@ -336,12 +369,14 @@ impl CommandLine {
         } else {
             None
         };
-        let plugin = if self.compiles_cuda() && instrument && !self.host_only {
+        let fuzz = self.flags.fuzz;
+        let asan = fuzz && !self.flags.fuzz_no_asan;
+        let plugin = if self.compiles_cuda() && (instrument || fuzz) && !self.host_only {
             Some(locator.pass_plugin()?)
         } else {
             None
         };
-        let rt_dir = if self.links() && instrument {
+        let rt_dir = if self.links() && (instrument || fuzz) {
             let rt = locator.runtime()?;
             Some(rt.parent().unwrap_or(Path::new(".")).to_path_buf())
         } else {
@@ -349,6 +384,19 @@ impl CommandLine {
         };
 
         let mut args: Vec<OsString> = Vec::new();
+        if fuzz {
+            args.push(joined("-I", &locator.fuzz_include()?));
+            let mut host = vec![HOST_COVERAGE_FLAG];
+            if asan {
+                host.push("-fsanitize=address");
+            }
+            for flag in host {
+                if self.compiles_cuda() {
+                    args.push("-Xarch_host".into());
+                }
+                args.push(flag.into());
+            }
+        }
         if self.compiles_cuda() {
             if let (Some(tree), None) = (&cuda_tree, &self.user_cuda_path) {
                 args.push(joined("--cuda-path=", tree));
@@ -406,11 +454,29 @@ impl CommandLine {
                 }
             }
         }
+        if fuzz && self.links() {
+            if asan && self.compiles_cuda() {
+                // -Xarch_host reaches the host compile only; the link needs the flag
+                // to bring in ASan's runtime.
+                args.push("-Xarch_host".into());
+                args.push("-fsanitize=address".into());
+                args.push("-Xarch_host".into());
+                args.push(HOST_COVERAGE_FLAG.into());
+            }
+            args.push(format!("-Wl,--undefined={FUZZ_INIT_SYMBOL}").into());
+            args.push(locator.fuzz_lib()?.into_os_string());
+            for lib in ["-lpthread", "-ldl", "-lm"] {
+                args.push(lib.into());
+            }
+        }
 
+        let coverage = if self.flags.fuzz_warp { "warp" } else { "1" };
         let env = [
             (self.flags.stats, STATS_ENV, "1"),
-            (self.flags.recover, RECOVER_ENV, "1"),
+            (self.flags.recover || (fuzz && instrument), RECOVER_ENV, "1"),
             (self.flags.no_launch_bounds, LAUNCH_BOUNDS_ENV, "0"),
+            (fuzz, COVERAGE_ENV, coverage),
+            (fuzz && !instrument, CHECKS_ENV, "0"),
         ]
         .into_iter()
         .filter(|&(on, _, _)| on)

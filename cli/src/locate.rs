@@ -12,6 +12,8 @@
 //! | CUDA tree | `CUSAFE_CUDA_PATH` | nearest ancestor of the exe's directory holding `.toolchain/cuda`, else `<exe dir>/../cuda` |
 //! | pass plugin | `CUSAFE_PASS_PLUGIN` | `<exe dir>/libcusafe_pass.so`, else `<exe dir>/../lib/libcusafe_pass.so` |
 //! | runtime | `CUSAFE_RT_LIB` | `<exe dir>/libcusafe_rt.so`, else `<exe dir>/../lib/libcusafe_rt.so` |
+//! | fuzz archive | `CUSAFE_FUZZ_LIB` | `<exe dir>/libcusafe_fuzz.a`, else `<exe dir>/../lib/libcusafe_fuzz.a` |
+//! | fuzz header | `CUSAFE_FUZZ_INCLUDE` | nearest ancestor of the exe's directory holding `fuzz-rt/include`, else `<exe dir>/../include` |
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -26,6 +28,12 @@ pub const CUDA_PATH_ENV: &str = "CUSAFE_CUDA_PATH";
 pub const PLUGIN_ENV: &str = "CUSAFE_PASS_PLUGIN";
 /// Overrides the runtime (a path to a file named `libcusafe_rt.so`).
 pub const RT_ENV: &str = "CUSAFE_RT_LIB";
+
+/// Overrides the fuzz archive `libcusafe_fuzz.a`.
+pub const FUZZ_LIB_ENV: &str = "CUSAFE_FUZZ_LIB";
+/// Overrides the directory holding `cusafe/fuzz.h`.
+pub const FUZZ_INCLUDE_ENV: &str = "CUSAFE_FUZZ_INCLUDE";
+const FUZZ_LIB_NAME: &str = "libcusafe_fuzz.a";
 
 /// The clang++ used when `CUSAFE_CLANG` is not set (Debian's clang-19 package).
 pub const DEFAULT_CLANG: &str = "/usr/lib/llvm-19/bin/clang++";
@@ -246,6 +254,41 @@ impl Locator {
             return Ok(path);
         }
         self.beside_exe(RT_NAME, RT_ENV, "")
+    }
+
+    /// The fuzz archive (`--cusafe-fuzz` links it).
+    pub fn fuzz_lib(&self) -> Result<PathBuf, LocateError> {
+        if let Some(path) = override_path(FUZZ_LIB_ENV, FUZZ_LIB_NAME)? {
+            return Ok(path);
+        }
+        self.beside_exe(
+            FUZZ_LIB_NAME,
+            FUZZ_LIB_ENV,
+            "; build it with `cargo build --release -p cusafe-fuzz-rt`",
+        )
+    }
+
+    /// The directory holding `cusafe/fuzz.h`.
+    pub fn fuzz_include(&self) -> Result<PathBuf, LocateError> {
+        if let Some(path) = override_path(FUZZ_INCLUDE_ENV, "fuzz header directory")? {
+            return Ok(path);
+        }
+        let found = self
+            .exe_dir
+            .ancestors()
+            .map(|a| a.join("fuzz-rt/include"))
+            .chain(std::iter::once(self.sibling("include")))
+            .find(|d| d.join("cusafe/fuzz.h").is_file());
+        found.ok_or_else(|| LocateError::Library {
+            name: "cusafe/fuzz.h",
+            var: FUZZ_INCLUDE_ENV,
+            tried: format!(
+                "fuzz-rt/include in every ancestor of {}, {}",
+                self.exe_dir.display(),
+                self.sibling("include").display()
+            ),
+            hint: "",
+        })
     }
 
     /// `<exe dir>/../<name>`, written without `..` when the exe dir has a parent.
