@@ -22,7 +22,7 @@ use libafl::mutators::{havoc_mutations, tokens_mutations, HavocScheduledMutator,
 use libafl::observers::{CanTrack, HitcountsMapObserver, StdMapObserver, TimeObserver};
 use libafl::schedulers::{IndexesLenTimeMinimizerScheduler, QueueScheduler};
 use libafl::stages::StdMutationalStage;
-use libafl::state::{HasCorpus, HasExecutions, HasSolutions, StdState};
+use libafl::state::{HasCorpus, HasExecutions, HasImported, HasSolutions, StdState};
 use libafl::{feedback_or, HasMetadata, HasNamedMetadata};
 use libafl_bolts::rands::StdRand;
 use libafl_bolts::shmem::{ShMem, ShMemProvider, UnixShMemProvider};
@@ -69,6 +69,8 @@ pub struct Settings {
     pub debug_child: bool,
     /// The random seed (default: from the clock).
     pub seed: Option<u64>,
+    /// The GPU this client's targets see (`CUDA_VISIBLE_DEVICES`), `None`: all.
+    pub visible_device: Option<usize>,
 }
 
 /// What a client did.
@@ -215,6 +217,10 @@ where
         .debug_child(s.debug_child)
         .envs(env::vars(&files, persistent, target.turns))
         .env("AFL_MAP_SIZE", MAP_BYTES.to_string())
+        .envs(
+            s.visible_device
+                .map(|d| ("CUDA_VISIBLE_DEVICES".to_string(), d.to_string())),
+        )
         .coverage_map_size(MAP_BYTES)
         .timeout(s.timeout)
         .is_persistent(persistent)
@@ -257,6 +263,7 @@ where
         execs: *state.executions(),
         execs_per_s: *state.executions() as f64 / start.elapsed().as_secs_f64().max(1e-9),
         corpus: state.corpus().count(),
+        imported: *state.imported(),
         host_edges: covered(state, HOST_EDGES),
         device_edges: covered(state, DEVICE_EDGES),
         unique_crashes: oracle.unique(),
@@ -287,6 +294,7 @@ where
             break;
         }
     }
+    mgr.send_exiting()?;
     let stats = snapshot(&state, fuzzer.objective(), last_find);
     Ok(Summary {
         saved: fuzzer.objective().crashes_saved(),

@@ -19,6 +19,8 @@ pub struct Snapshot {
     pub execs_per_s: f64,
     /// Inputs in the corpus.
     pub corpus: usize,
+    /// Corpus entries taken from other clients.
+    pub imported: usize,
     /// Host edges seen.
     pub host_edges: usize,
     /// Device edges seen.

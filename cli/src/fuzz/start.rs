@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use clap::Args;
 use cusafe_fuzz::campaign::{self, Settings};
+use cusafe_fuzz::launch::{self, Spread};
 use cusafe_fuzz::outdir::OutDir;
 use cusafe_fuzz::target::{DeliveryChoice, Target};
 use cusafe_fuzz::{plot, stats, Error, Result};
@@ -44,6 +45,19 @@ pub struct StartArgs {
     /// every input with new coverage again under this compute-sanitizer.
     #[arg(long, value_name = "COMPUTE_SANITIZER")]
     pub memcheck: Option<String>,
+    /// Clients on this machine sharing one corpus through LibAFL's launcher and broker.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub clients: usize,
+    /// TCP port of the broker started here (with --clients > 1).
+    #[arg(long = "broker-port", default_value_t = 1337, value_name = "PORT")]
+    pub broker_port: u16,
+    /// Join the broker of a campaign on another machine instead of starting one.
+    #[arg(long, value_name = "HOST:PORT")]
+    pub broker: Option<std::net::SocketAddr>,
+    /// Deal the clients over this many GPUs (client n sees GPU n % N through
+    /// CUDA_VISIBLE_DEVICES); default: every client sees every GPU.
+    #[arg(long, value_name = "N")]
+    pub gpus: Option<usize>,
     /// Seconds between status lines and stats.json updates.
     #[arg(long = "stats-every", default_value_t = 2, value_name = "SECONDS")]
     pub stats_every: u64,
@@ -94,7 +108,27 @@ pub fn run(a: &StartArgs) -> Result<u8> {
         memcheck: a.memcheck.clone(),
         debug_child: a.debug_child,
         seed: a.seed,
+        visible_device: None,
     };
+    if a.clients > 1 || a.broker.is_some() {
+        let spread = Spread {
+            clients: a.clients,
+            broker_port: a.broker_port,
+            remote_broker: a.broker,
+            gpus: a.gpus,
+        };
+        launch::run(&target, &settings, &spread)?;
+        let mut found = 0;
+        for c in 1..=a.clients {
+            if let Ok(s) = std::fs::read_to_string(out.stats(c)) {
+                if let Ok(snap) = serde_json::from_str::<stats::Snapshot>(&s) {
+                    eprintln!("cusafe fuzz: client {c}: {}", snap.line());
+                    found = found.max(snap.unique_crashes);
+                }
+            }
+        }
+        return Ok(u8::from(found > 0));
+    }
     campaign::stop_on_interrupt();
     let summary = campaign::run(&target, &settings, 0)?;
     let history = stats::read_history(&out.history(0)).unwrap_or_default();
