@@ -360,3 +360,13 @@ fn out_of_scope_locals_are_use_after_scope() {
         "0x00007f269d000014 is at offset 4 of a 36-byte local array whose scope has ended"
     );
 }
+
+#[test]
+fn a_fault_without_a_finding_as_json() {
+    assert_eq!(
+        json::cuda_error_without_finding(700, "cudaErrorIllegalAddress", Some("add_one(int*, int)"), 4242),
+        "{\"code\":700,\"detail\":\"the fault is in uninstrumented code, or an access reached unmapped memory (e.g. a buffer freed long ago)\",\"kernel\":\"add_one(int*, int)\",\"kind\":\"cuda-error-without-finding\",\"name\":\"cudaErrorIllegalAddress\",\"pid\":4242,\"where\":\"device\"}\n"
+    );
+    let unknown = json::cuda_error_without_finding(719, "cudaErrorLaunchFailure", None, 1);
+    assert!(unknown.contains("\"kernel\":null"), "{unknown}");
+}

@@ -23,7 +23,7 @@ pub(super) fn launch(
     let Some(rt) = runtime::get() else {
         return call(args);
     };
-    rt.before_launch(stream);
+    rt.before_launch(kernel, stream);
     match rt.windowed_args(kernel, args) {
         Err(e) => e,
         Ok(None) => polled(call(args)),

@@ -93,3 +93,25 @@ pub fn render(r: &Report, pid: u32) -> String {
     s.push('\n');
     s
 }
+
+/// Why a device fault may come without a finding (the text note says the same).
+pub const FAULT_WITHOUT_FINDING: &str = "the fault is in uninstrumented code, or an access \
+     reached unmapped memory (e.g. a buffer freed long ago)";
+
+/// The JSON line for a device fault (CUDA error `code`, named `name`) that came with no
+/// cusafe record: kind `cuda-error-without-finding`, with the kernel launched last
+/// through a hook when known (demangled), newline included.
+pub fn cuda_error_without_finding(code: i32, name: &str, kernel: Option<&str>, pid: u32) -> String {
+    let mut s = json!({
+        "kind": "cuda-error-without-finding",
+        "pid": pid,
+        "where": "device",
+        "code": code,
+        "name": name,
+        "kernel": kernel,
+        "detail": FAULT_WITHOUT_FINDING,
+    })
+    .to_string();
+    s.push('\n');
+    s
+}

@@ -62,6 +62,13 @@ impl Sink {
         }
     }
 
+    /// Writes one JSON line (newline included) to the JSON destination, if there is one.
+    pub fn json(&self, line: &str) {
+        if let Some(mut f) = self.json.as_ref() {
+            let _ = f.write_all(line.as_bytes());
+        }
+    }
+
     /// Writes a runtime message (warning, note, summary) to the text destination.
     pub fn message(&self, s: &str) {
         let _ = match self.text.as_ref() {

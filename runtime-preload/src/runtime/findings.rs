@@ -9,6 +9,7 @@ use super::{initialized, Runtime, LEAKS_SHOWN};
 use crate::check::{check_range, ApiRange};
 use crate::cuda::real::{is_device_fault, CudaError, DEVICE_FAULTS, INVALID_VALUE, SUCCESS};
 use crate::report::host::leak_report;
+use crate::report::json::{cuda_error_without_finding, FAULT_WITHOUT_FINDING};
 use crate::report::refine::refine;
 use crate::report::text::leak_summary;
 use crate::report::Report;
@@ -95,10 +96,19 @@ impl Runtime {
                 .iter()
                 .find(|&&(c, _)| c == err)
                 .map_or("", |&(_, n)| n);
+            let kernel = self.last_kernel_name();
+            let last = kernel.as_deref().map_or(String::new(), |k| {
+                format!(" (the last kernel launched was {k})")
+            });
             self.sink.message(&format!(
-                "cusafe: note: CUDA error {err} ({name}) came without a cusafe finding: the \
-                 fault is in uninstrumented code, or an access reached unmapped memory (e.g. a \
-                 buffer freed long ago)\n"
+                "cusafe: note: CUDA error {err} ({name}) came without a cusafe finding{last}: \
+                 {FAULT_WITHOUT_FINDING}\n"
+            ));
+            self.sink.json(&cuda_error_without_finding(
+                err,
+                name,
+                kernel.as_deref(),
+                self.sink.pid(),
             ));
         }
         if !records.is_empty() && self.options.halt_on_error {

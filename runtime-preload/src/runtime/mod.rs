@@ -17,6 +17,7 @@ use crate::cuda::real::{real, CudaError, SUCCESS};
 use crate::cuda::rtpage::ReportPage;
 use crate::cuda::vmm::VmmBackend;
 use crate::options::Options;
+use crate::report::demangle;
 use crate::report::page::PageReader;
 use crate::report::sink::Sink;
 
@@ -89,6 +90,8 @@ pub(crate) struct Runtime {
     pid: u32,
     /// Kernels launched through the hook so far.
     launches: AtomicU64,
+    /// The kernel launched last through a hook ([`Kernel::pack`]; 0: none yet).
+    last_kernel: AtomicU64,
     /// `launches` as of the last device-wide synchronisation that succeeded.
     synced: AtomicU64,
     /// Kernel layouts for launch-time windows, learnt on first launch.
@@ -183,9 +186,11 @@ impl Runtime {
         }
     }
 
-    /// Orders the runtime's pending header writes before a launch on `stream`.
-    pub fn before_launch(&self, stream: usize) {
+    /// Notes the launch of `kernel` and orders the runtime's pending header writes
+    /// before it on `stream`.
+    pub fn before_launch(&self, kernel: Kernel, stream: usize) {
         self.launches.fetch_add(1, Ordering::AcqRel);
+        self.last_kernel.store(kernel.pack(), Ordering::Relaxed);
         if let Some(h) = self.heap() {
             let _ctx = h.ctx.enter();
             h.writes.order_before(stream);
@@ -202,6 +207,13 @@ impl Runtime {
             self.synced.fetch_max(seen, Ordering::AcqRel);
         }
         e
+    }
+
+    /// The demangled name of the kernel launched last through a hook, if the driver
+    /// named it at its first launch (no CUDA call).
+    pub fn last_kernel_name(&self) -> Option<String> {
+        let k = Kernel::unpack(self.last_kernel.load(Ordering::Relaxed))?;
+        self.layouts.name(k).map(|n| demangle(&n))
     }
 
     /// Whether a kernel was launched through the hook since the last device-wide

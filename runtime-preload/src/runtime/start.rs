@@ -43,6 +43,7 @@ impl Runtime {
             reset_warned: AtomicBool::new(false),
             pid: std::process::id(),
             launches: AtomicU64::new(0),
+            last_kernel: AtomicU64::new(0),
             synced: AtomicU64::new(0),
             layouts: Default::default(),
         };

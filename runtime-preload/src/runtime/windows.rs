@@ -27,9 +27,47 @@ pub enum Kernel {
     Function(usize),
 }
 
-/// Layouts learnt so far (`None`: the kernel takes no windows).
+impl Kernel {
+    /// The kernel as one word for [`Runtime::before_launch`]'s "last kernel" (0: none).
+    /// Host addresses (stubs, driver function handles) are below 2^63, so bit 63 tells
+    /// the two apart.
+    pub fn pack(self) -> u64 {
+        match self {
+            Kernel::Stub(a) => a as u64,
+            Kernel::Function(f) => f as u64 | 1 << 63,
+        }
+    }
+
+    /// The kernel [`Kernel::pack`] made `w` from (`None` for 0).
+    pub fn unpack(w: u64) -> Option<Kernel> {
+        match w {
+            0 => None,
+            w if w >> 63 == 1 => Some(Kernel::Function((w & !(1 << 63)) as usize)),
+            w => Some(Kernel::Stub(w as usize)),
+        }
+    }
+}
+
+/// What the driver said about a kernel on its first launch.
+struct Learnt {
+    /// Its (mangled) name.
+    name: Arc<str>,
+    /// Its windows (`None`: it takes none).
+    layout: Option<Arc<Layout>>,
+}
+
+/// What is known of the kernels launched so far.
 #[derive(Default)]
-pub struct Layouts(Mutex<HashMap<Kernel, Option<Arc<Layout>>>>);
+pub struct Layouts(Mutex<HashMap<Kernel, Learnt>>);
+
+impl Layouts {
+    /// The (mangled) name of `kernel`, if it was launched through a hook and named by
+    /// the driver then. No CUDA call: this works after the context died.
+    pub fn name(&self, kernel: Kernel) -> Option<Arc<str>> {
+        let cache = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        cache.get(&kernel).map(|l| l.name.clone())
+    }
+}
 
 /// The arguments of one launch, windows appended. Keep it until the launch call returns.
 pub struct WindowedArgs {
@@ -108,7 +146,7 @@ impl Runtime {
     fn layout(&self, kernel: Kernel) -> Result<Option<Arc<Layout>>, CudaError> {
         let mut cache = self.layouts.0.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(l) = cache.get(&kernel) {
-            return Ok(l.clone());
+            return Ok(l.layout.clone());
         }
         let f = match kernel {
             Kernel::Function(f) => f as cu::CUfunction,
@@ -124,12 +162,20 @@ impl Runtime {
             }
         };
         let learnt = kernels::name_of(f).and_then(|name| {
-            kernels::layout_of(f, &name).map_err(|e| format!("kernel {name}: {e}"))
+            kernels::layout_of(f, &name)
+                .map(|l| (name.clone(), l))
+                .map_err(|e| format!("kernel {name}: {e}"))
         });
         match learnt {
-            Ok(l) => {
+            Ok((name, l)) => {
                 let l = l.map(Arc::new);
-                cache.insert(kernel, l.clone());
+                cache.insert(
+                    kernel,
+                    Learnt {
+                        name: name.into(),
+                        layout: l.clone(),
+                    },
+                );
                 Ok(l)
             }
             Err(why) => {
@@ -153,6 +199,18 @@ impl Runtime {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn kernels_pack_into_one_word() {
+        for k in [
+            Kernel::Stub(0x5555_1234),
+            Kernel::Function(0x7fff_0000_1000),
+        ] {
+            assert_eq!(Kernel::unpack(k.pack()), Some(k));
+        }
+        assert_ne!(Kernel::Stub(8).pack(), Kernel::Function(8).pack());
+        assert_eq!(Kernel::unpack(0), None);
+    }
 
     #[test]
     fn windows_follow_the_program_arguments_in_order() {
