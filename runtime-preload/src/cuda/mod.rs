@@ -1,6 +1,8 @@
 //! Everything that talks to CUDA: the real runtime functions behind the hooks, the
-//! driver VMM backend, write ordering, and the device-visible pages.
+//! driver VMM backend, write ordering, the device-visible pages and the device coverage
+//! map.
 
+pub mod coverage;
 pub mod driver;
 pub mod kernels;
 pub mod ordering;

@@ -104,6 +104,20 @@ impl HeaderStream {
         Ok(())
     }
 
+    /// Zeroes `bytes` bytes (a multiple of 4) at `va` on the private stream and waits
+    /// for the stream (the caller holds the context): the memory is zero when this
+    /// returns, for every later kernel whatever path launches it, so no generation is
+    /// bumped.
+    pub fn zero_now(&self, va: u64, bytes: u64) -> Result<(), BackendError> {
+        // SAFETY: plain driver calls on mapped device memory and our own stream.
+        let r = unsafe { cu::cuMemsetD32Async(va, 0, (bytes / 4) as usize, self.stream) };
+        check("cuMemsetD32Async", r)?;
+        // SAFETY: our own stream.
+        check("cuStreamSynchronize", unsafe {
+            cu::cuStreamSynchronize(self.stream)
+        })
+    }
+
     /// Makes `stream` (a `cudaStream_t` as passed to a launch) wait for every write
     /// issued so far. Skipped for a stream being captured into a graph (the graph runs
     /// later, after the writes). Errors are ignored: at worst a kernel reads a header

@@ -6,6 +6,7 @@
 
 mod driver_launch;
 mod free;
+mod fuzz;
 mod graph;
 mod launch;
 mod malloc;

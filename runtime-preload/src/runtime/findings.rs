@@ -14,9 +14,14 @@ use crate::report::refine::refine;
 use crate::report::text::leak_summary;
 use crate::report::Report;
 
-/// Registered with `atexit` at start-up.
+/// Registered with `atexit` at start-up. With a fuzzer's map attached, the coverage of
+/// the last input is collected first (a process per input relies on it; errors are
+/// ignored: the exit check follows).
 pub(super) extern "C" fn at_exit() {
     if let Some(rt) = initialized() {
+        if super::fuzz::is_attached() {
+            super::fuzz::collect();
+        }
         rt.finish();
     }
 }

@@ -4,6 +4,7 @@
 //! * `start`: the start-up sequence and its fallbacks.
 //! * `findings`: polling the report page, host reports, halting, the exit check.
 //! * `windows`: the launch-time windows appended to instrumented kernels' arguments.
+//! * `fuzz`: device coverage handed to a fuzzer after each input.
 
 use std::backtrace::Backtrace;
 use std::cell::Cell;
@@ -22,6 +23,7 @@ use crate::report::page::PageReader;
 use crate::report::sink::Sink;
 
 mod findings;
+pub(crate) mod fuzz;
 mod start;
 mod windows;
 

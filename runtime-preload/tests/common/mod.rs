@@ -60,8 +60,10 @@ fn cc(args: &[&str]) {
 }
 
 fn defines() -> Vec<String> {
-    let d: [(&str, u64); 11] = [
+    let d: [(&str, u64); 13] = [
         ("RTPAGE_ADDR", rt::RTPAGE_ADDR),
+        ("COVERAGE_OFFSET", rt::COVERAGE_OFFSET),
+        ("COVERAGE_BYTES", rt::COVERAGE_BYTES),
         ("RTPAGE_REPORT_PTR", rt::RTPAGE_REPORT_PTR),
         ("RTPAGE_FLAGS", rt::RTPAGE_FLAGS),
         ("RTPAGE_CLAIMED", rt::RTPAGE_CLAIMED),
@@ -109,12 +111,12 @@ pub fn fixtures() -> &'static Fixtures {
         cc(&args.iter().map(String::as_str).collect::<Vec<_>>());
         let _ = std::fs::remove_file(dir.join("libcudart.so"));
         std::os::unix::fs::symlink("libcudart.so.12", dir.join("libcudart.so")).unwrap();
-        cc(&["-g", "-O0", "-Wall", "-Werror", &inc, "-o", &p("scenario"), &s("scenario.c"), &ldir, "-lcudart", &rpath, "-lpthread"]);
+        cc(&["-g", "-O0", "-Wall", "-Werror", &inc, "-o", &p("scenario"), &s("scenario.c"), &ldir, "-lcudart", &rpath, "-lpthread", "-ldl"]);
         let rtlib = runtime_lib();
         let rtdir = rtlib.parent().unwrap();
         let rtl = format!("-L{}", rtdir.display());
         let rtr = format!("-Wl,-rpath,{}", rtdir.display());
-        cc(&["-g", "-O0", "-Wall", "-Werror", &inc, "-o", &p("scenario_linked"), &s("scenario.c"), &rtl, "-Wl,--no-as-needed", "-lcusafe_rt", &ldir, "-lcudart", &rtr, &rpath, "-Wl,--undefined=__cusafe_rt_present", "-lpthread"]);
+        cc(&["-g", "-O0", "-Wall", "-Werror", &inc, "-o", &p("scenario_linked"), &s("scenario.c"), &rtl, "-Wl,--no-as-needed", "-lcusafe_rt", &ldir, "-lcudart", &rtr, &rpath, "-Wl,--undefined=__cusafe_rt_present", "-lpthread", "-ldl"]);
         Fixtures {
             scenario: dir.join("scenario"),
             linked: dir.join("scenario_linked"),
