@@ -6,3 +6,4 @@ mod clangxx;
 mod common;
 mod cusafe;
 mod fatbinary;
+mod fuzz;
