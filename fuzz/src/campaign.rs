@@ -215,7 +215,12 @@ where
     let mut builder = ForkserverExecutor::builder()
         .program(target.program.clone())
         .debug_child(s.debug_child)
-        .envs(env::vars(&files, persistent, target.turns))
+        .envs(env::vars(
+            &files,
+            persistent,
+            target.turns,
+            s.memcheck.is_none(),
+        ))
         .env("AFL_MAP_SIZE", MAP_BYTES.to_string())
         .envs(
             s.visible_device

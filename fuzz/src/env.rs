@@ -52,12 +52,20 @@ fn joined(existing: Option<String>, ours: &str, sep: char) -> String {
 /// The variables for a target run. `persistent`: many inputs in one process, so cusafe
 /// must report and go on (`halt_on_error=0`). The user's own `CUSAFE_OPTIONS` and
 /// `ASAN_OPTIONS` come first; ours win where they name the same option.
-pub fn vars(files: &ReportFiles, persistent: bool, turns: u32) -> Vec<(String, String)> {
+/// `tagging`: whether the runtime tags allocations (off for the memcheck baseline, whose
+/// sanitizer must see plain allocations).
+pub fn vars(
+    files: &ReportFiles,
+    persistent: bool,
+    turns: u32,
+    tagging: bool,
+) -> Vec<(String, String)> {
     let cusafe = format!(
-        "json_path={}:log_path={}:detect_leaks=0:halt_on_error={}",
+        "json_path={}:log_path={}:detect_leaks=0:halt_on_error={}:tagging={}",
         files.cusafe_json().display(),
         files.cusafe_log().display(),
-        if persistent { 0 } else { 1 }
+        if persistent { 0 } else { 1 },
+        u8::from(tagging)
     );
     // protect_shadow_gap=0: the CUDA driver maps memory in the range ASan would
     // otherwise protect. abort_on_error: a finding ends the process with SIGABRT, a

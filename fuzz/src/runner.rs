@@ -83,7 +83,7 @@ pub fn run(
         .map_err(|e| Error::io("cannot duplicate the output file", e))?;
     let mut cmd = Command::new(&program);
     cmd.args(&args)
-        .envs(env::vars(&files, false, 1))
+        .envs(env::vars(&files, false, 1, prefix.is_empty()))
         .stdout(Stdio::from(out))
         .stderr(Stdio::from(err))
         .stdin(if target.stdin_for_replay() {

@@ -25,6 +25,11 @@ pub struct Options {
     pub detect_leaks: bool,
     /// Record a backtrace at every allocation and free (default `false`; slow).
     pub alloc_backtrace: bool,
+    /// Tag allocations (default `true`). `false`: cudaMalloc & co. return untagged
+    /// memory (no bounds on it, device or API), while the runtime page, device reports
+    /// and device coverage still work: the coverage-only baseline of
+    /// `cusafe fuzz --memcheck`, whose memcheck must see plain allocations.
+    pub tagging: bool,
     /// 0: errors and warnings only; 1: also start-up and exit summaries; 2: also every
     /// allocation and free.
     pub verbosity: u32,
@@ -39,6 +44,7 @@ impl Default for Options {
             json_path: None,
             detect_leaks: true,
             alloc_backtrace: false,
+            tagging: true,
             verbosity: 0,
         }
     }
@@ -63,8 +69,7 @@ pub enum OptionError {
 }
 
 /// The option names, for error messages.
-pub const NAMES: &str =
-    "halt_on_error, exitcode, log_path, json_path, detect_leaks, alloc_backtrace, verbosity";
+pub const NAMES: &str = "halt_on_error, exitcode, log_path, json_path, detect_leaks, alloc_backtrace, tagging, verbosity";
 
 impl fmt::Display for OptionError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -141,6 +146,7 @@ impl Options {
                 "json_path" => o.json_path = parse_path(name, v)?,
                 "detect_leaks" => o.detect_leaks = parse_bool(name, v)?,
                 "alloc_backtrace" => o.alloc_backtrace = parse_bool(name, v)?,
+                "tagging" => o.tagging = parse_bool(name, v)?,
                 "verbosity" => {
                     o.verbosity = match v {
                         "0" => 0,

@@ -8,8 +8,8 @@ use cusafe_format::block::{
 };
 use cusafe_format::pointer::{is_cusafe, tag_of, window_base, WINDOW_SIZE};
 use cusafe_rt::alloc::{
-    is_slab_class, slot_bytes, Access, AllocError, Allocator, BlockInfo, FreeError, HostBackend,
-    MAX_CACHED_CHUNKS, MAX_TOMBSTONES,
+    is_slab_class, slot_bytes, Access, AllocError, Allocator, Backend, BlockInfo, FreeError,
+    HostBackend, FIRST_REQUIRED_TAG, MAX_CACHED_CHUNKS, MAX_TOMBSTONES,
 };
 use cusafe_rt::rng::Rng;
 use proptest::prelude::*;
@@ -391,4 +391,47 @@ proptest! {
         let listed: Vec<u64> = a.live_blocks().iter().map(|b| b.id).collect();
         prop_assert_eq!(listed, ids);
     }
+}
+
+/// A host-ASan build: the shadow covers windows 1..=8, which cannot be reserved.
+fn asan_like_backend() -> HostBackend {
+    let mut b = HostBackend::new();
+    let start = window_base(1);
+    let end = window_base(FIRST_REQUIRED_TAG);
+    b.reserve(start, end - start)
+        .expect("the stand-in for ASan's shadow");
+    b
+}
+
+#[test]
+fn windows_taken_by_the_process_promote_their_sizes() {
+    let mut a = Allocator::new(asan_like_backend(), Rng::new(7)).expect("starts without 1..=8");
+    assert_eq!(
+        a.missing_windows(),
+        (1..FIRST_REQUIRED_TAG).collect::<Vec<_>>()
+    );
+    for size in [1u64, 100, 255, 1000, 1791] {
+        let b = a.alloc(size, None).unwrap();
+        assert_eq!(tag_of(b.ptr), FIRST_REQUIRED_TAG, "size {size}");
+        assert_eq!(b.size, size, "exact bounds kept");
+        assert_eq!(
+            a.backend().read_u64(block_base(b.ptr, FIRST_REQUIRED_TAG)),
+            Some(size),
+            "header"
+        );
+    }
+    let big = a.alloc(5000, None).unwrap();
+    assert_eq!(
+        tag_of(big.ptr),
+        class_for(5000).unwrap(),
+        "larger sizes unchanged"
+    );
+}
+
+#[test]
+fn a_required_window_that_fails_stops_the_allocator() {
+    let mut b = HostBackend::new();
+    b.reserve(window_base(FIRST_REQUIRED_TAG), WINDOW_SIZE)
+        .unwrap();
+    assert!(Allocator::new(b, Rng::new(7)).is_err());
 }

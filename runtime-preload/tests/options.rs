@@ -10,7 +10,8 @@ use proptest::prelude::*;
 fn defaults() {
     let o = Options::parse("").unwrap();
     assert_eq!(o, Options::default());
-    assert!(o.halt_on_error && o.detect_leaks && !o.alloc_backtrace);
+    assert!(o.halt_on_error && o.detect_leaks && !o.alloc_backtrace && o.tagging);
+    assert!(!Options::parse("tagging=0").unwrap().tagging);
     assert_eq!((o.exitcode, o.verbosity), (1, 0));
     assert_eq!(
         (o.log_path.as_deref(), o.json_path.as_deref()),
@@ -45,7 +46,7 @@ fn errors_name_the_option_and_the_accepted_values() {
     assert_eq!(e, OptionError::Unknown("halt_on_eror".into()));
     assert_eq!(
         e.to_string(),
-        "CUSAFE_OPTIONS: unknown option 'halt_on_eror' (known options: halt_on_error, exitcode, log_path, json_path, detect_leaks, alloc_backtrace, verbosity)"
+        "CUSAFE_OPTIONS: unknown option 'halt_on_eror' (known options: halt_on_error, exitcode, log_path, json_path, detect_leaks, alloc_backtrace, tagging, verbosity)"
     );
     assert_eq!(
         Options::parse("exitcode=300").unwrap_err().to_string(),

@@ -160,11 +160,18 @@ struct Large<H> {
     handle: H,
 }
 
+/// Windows below this tag may be missing (see [`Allocator::new`]); from it on every
+/// window must be reserved. AddressSanitizer's high shadow on x86-64 ends at
+/// 0x1000_7fff_7fff, inside window 8.
+pub const FIRST_REQUIRED_TAG: u32 = 9;
+
 /// The allocator frontend.
 #[derive(Debug)]
 pub struct Allocator<B: Backend> {
     backend: B,
     rng: Rng,
+    /// Whether each class's window is reserved (index 0 unused).
+    available: Vec<bool>,
     /// Slot maps indexed by class (index 0 unused).
     windows: Vec<SlotMap>,
     slabs: HashMap<u64, Slab<B::Handle>>,
@@ -182,23 +189,32 @@ pub struct Allocator<B: Backend> {
 
 impl<B: Backend> Allocator<B> {
     /// Reserves windows [`MIN_TAG`]`..=`[`MAX_TAG`] through `backend` and returns an
-    /// empty allocator, or the first reservation that failed.
+    /// empty allocator. A window whose range the process already uses (AddressSanitizer's
+    /// shadow covers windows 1..=8 in a host-ASan build) is left out: its sizes take the
+    /// next reserved class (exact bounds still, a larger block). Fails with the first
+    /// reservation's error when a window at or above [`FIRST_REQUIRED_TAG`] fails.
     pub fn new(mut backend: B, rng: Rng) -> Result<Self, BackendError> {
+        let mut available = vec![false; MAX_TAG as usize + 1];
         for t in MIN_TAG..=MAX_TAG {
-            backend.reserve(window_base(t), WINDOW_SIZE)?;
+            match backend.reserve(window_base(t), WINDOW_SIZE) {
+                Ok(()) => available[t as usize] = true,
+                Err(_) if t < FIRST_REQUIRED_TAG => {}
+                Err(e) => return Err(e),
+            }
         }
         let windows = (0..=MAX_TAG)
             .map(|t| {
-                SlotMap::new(if t < MIN_TAG {
-                    0
-                } else {
+                SlotMap::new(if available[t as usize] {
                     WINDOW_SIZE / slot_bytes(t)
+                } else {
+                    0
                 })
             })
             .collect();
         Ok(Allocator {
             backend,
             rng,
+            available,
             windows,
             slabs: HashMap::new(),
             current: vec![None; MAX_TAG as usize + 1],
@@ -228,6 +244,13 @@ impl<B: Backend> Allocator<B> {
         self.stats
     }
 
+    /// The windows that could not be reserved (their sizes use a larger class).
+    pub fn missing_windows(&self) -> Vec<u32> {
+        (MIN_TAG..=MAX_TAG)
+            .filter(|&t| !self.available[t as usize])
+            .collect()
+    }
+
     /// Slot bookkeeping of window `t`.
     pub fn window(&self, t: u32) -> &SlotMap {
         &self.windows[t as usize]
@@ -239,7 +262,9 @@ impl<B: Backend> Allocator<B> {
         size: u64,
         site: Option<Arc<Backtrace>>,
     ) -> Result<BlockInfo, AllocError> {
-        let t = class_for(size).ok_or(AllocError::TooLarge(size))?;
+        let t = class_for(size)
+            .and_then(|t| (t..=MAX_TAG).find(|&c| self.available[c as usize]))
+            .ok_or(AllocError::TooLarge(size))?;
         let base = if is_slab_class(t) {
             self.alloc_in_slab(t, size)?
         } else {

@@ -23,6 +23,9 @@ fn tagged(
     size: u64,
     store: impl FnOnce(u64),
 ) -> Option<CudaError> {
+    if !rt.options.tagging {
+        return None;
+    }
     match heap.alloc(size, rt.site()) {
         Ok(b) => {
             rt.trace(2, || {

@@ -100,8 +100,26 @@ impl Runtime {
         });
         if self.options.verbosity >= 1 {
             let page = self.page.as_ref().map_or(0, |(p, _)| p.device);
+            let missing = self
+                .heap
+                .as_ref()
+                .map(|h| {
+                    h.alloc
+                        .lock()
+                        .map(|a| a.missing_windows())
+                        .unwrap_or_default()
+                })
+                .unwrap_or_default();
+            let windows = if missing.is_empty() {
+                "windows 1..=35 reserved".to_string()
+            } else {
+                format!(
+                    "windows {missing:?} in use by the process (AddressSanitizer's shadow?), \
+                     their sizes take the next class"
+                )
+            };
             self.sink.message(&format!(
-                "cusafe: ready on device {device}: windows 1..=35 reserved, report page at \
+                "cusafe: ready on device {device}: {windows}, report page at \
                  {page:#x}, halt_on_error={}\n",
                 u8::from(self.options.halt_on_error)
             ));
