@@ -81,6 +81,8 @@ cusafe flags:
                            only (the baseline's target)
   --cusafe-fuzz-warp       as --cusafe-fuzz, but only a warp's first active lane stores
   --cusafe-fuzz-no-asan    fuzz build without host AddressSanitizer
+  --cusafe-fuzz-no-device-edges
+                           fuzz build without device edge coverage (to measure its cost)
   --cusafe-print-command   print the clang++ command line (shell-quoted) instead of
                            running it
   --help                   this text
@@ -132,6 +134,8 @@ pub struct CusafeFlags {
     pub fuzz_warp: bool,
     /// `--cusafe-fuzz-no-asan`.
     pub fuzz_no_asan: bool,
+    /// `--cusafe-fuzz-no-device-edges`.
+    pub fuzz_no_device_edges: bool,
     /// `--cusafe-print-command`.
     pub print_command: bool,
     /// `--help`.
@@ -269,6 +273,7 @@ impl CommandLine {
                         out.flags.fuzz_warp = true;
                     }
                     "fuzz-no-asan" => out.flags.fuzz_no_asan = true,
+                    "fuzz-no-device-edges" => out.flags.fuzz_no_device_edges = true,
                     _ => return Err(ClangxxError::UnknownFlag(text.into_owned())),
                 }
             } else if text == "--help" {
@@ -330,9 +335,10 @@ impl CommandLine {
                 }
             }
         }
-        if out.flags.fuzz_no_asan && !out.flags.fuzz {
+        if (out.flags.fuzz_no_asan || out.flags.fuzz_no_device_edges) && !out.flags.fuzz {
             return Err(ClangxxError::UnknownFlag(
-                "--cusafe-fuzz-no-asan without --cusafe-fuzz (add --cusafe-fuzz)".into(),
+                "--cusafe-fuzz-no-asan and --cusafe-fuzz-no-device-edges need --cusafe-fuzz (add it)"
+                    .into(),
             ));
         }
         Ok(out)
@@ -470,7 +476,13 @@ impl CommandLine {
             }
         }
 
-        let coverage = if self.flags.fuzz_warp { "warp" } else { "1" };
+        let coverage = if self.flags.fuzz_no_device_edges {
+            "0"
+        } else if self.flags.fuzz_warp {
+            "warp"
+        } else {
+            "1"
+        };
         let env = [
             (self.flags.stats, STATS_ENV, "1"),
             (self.flags.recover || (fuzz && instrument), RECOVER_ENV, "1"),

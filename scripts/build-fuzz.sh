@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Builds the fuzz targets (fuzz-targets/*/NAME.cu) into a self-contained bundle for a GPU
+# machine: the `cusafe` engine, libcusafe_rt.so and libcudart.so.12 beside the targets
+# ($ORIGIN rpath), each target in five builds, its seeds, dictionary and bug inputs:
+#   NAME.fuzz    --cusafe-fuzz (checks, device edges, host coverage + ASan)
+#   NAME.nodev   --cusafe-fuzz --cusafe-fuzz-no-device-edges (device coverage's cost)
+#   NAME.warp    --cusafe-fuzz-warp (a warp's first lane stores the edge)
+#   NAME.cov     --cusafe-no-instrument --cusafe-fuzz (coverage only: the baseline)
+#   NAME.fixed   --cusafe-fuzz -DCUSAFE_FIXED (the bug-free variant)
+# Usage: build-fuzz.sh [OUT_DIR]   (default build/fuzz); run it there with
+# scripts/gpu/run-fuzz.sh.
+set -euo pipefail
+source "$(dirname "$0")/env.sh"
+out=${1:-$CUSAFE_ROOT/build/fuzz}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+cd "$CUSAFE_ROOT"
+cxx="$CUSAFE_BIN/cusafe-clang++"
+for f in cusafe libcusafe_rt.so; do cp "$CUSAFE_BIN/$f" "$out/"; done
+cp -L "$CUSAFE_CUDA/lib64/libcudart.so.12" "$out/"
+cp scripts/gpu/run-fuzz.sh "$out/"
+git rev-parse HEAD > "$out/COMMIT"
+for src in fuzz-targets/*/*.cu; do
+  name=$(basename "$src" .cu)
+  dir=$(dirname "$src")
+  for v in "fuzz:--cusafe-fuzz" "nodev:--cusafe-fuzz --cusafe-fuzz-no-device-edges" \
+           "warp:--cusafe-fuzz-warp" "cov:--cusafe-no-instrument --cusafe-fuzz" \
+           "fixed:--cusafe-fuzz -DCUSAFE_FIXED"; do
+    # shellcheck disable=SC2086 # the flags are words
+    "$cxx" ${v#*:} -O2 -g "$src" -o "$out/$name.${v%%:*}"
+  done
+  mkdir -p "$out/$name"
+  cp -r "$dir/seeds" "$dir/bugs" "$out/$name/"
+  [ -f "$dir/dict.txt" ] && cp "$dir/dict.txt" "$out/$name/"
+  echo "build-fuzz.sh: $name"
+done
+echo "build-fuzz.sh: bundle in $out ($(du -sh "$out" | cut -f1))"
