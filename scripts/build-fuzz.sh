@@ -35,3 +35,6 @@ for src in fuzz-targets/*/*.cu; do
   echo "build-fuzz.sh: $name"
 done
 echo "build-fuzz.sh: bundle in $out ($(du -sh "$out" | cut -f1))"
+# One compressed file to carry to the GPU machine.
+tar -C "$(dirname "$out")" -cf - "$(basename "$out")" | xz -T2 -6 > "$out.tar.xz"
+echo "build-fuzz.sh: $out.tar.xz ($(du -sh "$out.tar.xz" | cut -f1))"

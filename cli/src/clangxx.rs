@@ -470,6 +470,8 @@ impl CommandLine {
                 args.push(HOST_COVERAGE_FLAG.into());
             }
             args.push(format!("-Wl,--undefined={FUZZ_INIT_SYMBOL}").into());
+            // Most of the archive (LibAFL's fuzzer side) is never called from a target.
+            args.push("-Wl,--gc-sections".into());
             args.push(locator.fuzz_lib()?.into_os_string());
             for lib in ["-lpthread", "-ldl", "-lm"] {
                 args.push(lib.into());
