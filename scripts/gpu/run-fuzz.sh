@@ -49,6 +49,7 @@ smoke)
   done
   ;;
 rate)
+  mkdir -p "$out/rate"
   printf 'target\tconfig\texecs_per_s\texecs\thost_edges\tdevice_edges\tunique\n' > "$out/rate.tsv"
   for t in $targets; do
     for c in "a:--no-persistent --memcheck $cs:cov:@@" "b:--no-persistent:fuzz:@@" "c::fuzz:" "c0::nodev:" "cw::warp:"; do
@@ -62,6 +63,7 @@ rate)
   done
   ;;
 find)
+  mkdir -p "$out/find"
   printf 'target\tmode\texecs_per_s\texecs\thost_edges\tdevice_edges\tunique\n' > "$out/find.tsv"
   for t in $targets; do
     for c in "cusafe::fuzz:" "baseline:--no-persistent --memcheck $cs:cov:@@" "fixed::fixed:"; do
