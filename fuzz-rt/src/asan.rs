@@ -5,7 +5,8 @@
 //! appends one JSON object to the file named by `CUSAFE_FUZZ_HOST_JSON`: the bug kind
 //! ASan names, the address and access, and the return addresses of the stack as
 //! (module, offset) pairs. The engine symbolises them from the binary's debug info, so
-//! no `llvm-symbolizer` is needed where the target runs.
+//! no `llvm-symbolizer` is needed where the target runs. [`__asan_default_options`]
+//! makes a fuzz target usable with CUDA outside the engine too.
 
 use std::ffi::{c_char, c_int, c_void, CStr};
 use std::io::Write;
@@ -115,4 +116,14 @@ pub extern "C" fn __asan_on_error() {
     {
         let _ = f.write_all(record().as_bytes());
     }
+}
+
+/// ASan's defaults for a fuzz target, so that it also runs outside the engine:
+/// `protect_shadow_gap=0` (the CUDA driver maps memory in the gap; with the gap
+/// protected, CUDA fails to initialise with error 2 — measured on an H100 with driver
+/// 580) and `detect_leaks=0` (the CUDA runtime's own allocations at exit are not the
+/// program's leaks). `ASAN_OPTIONS` still overrides them.
+#[no_mangle]
+pub extern "C" fn __asan_default_options() -> *const c_char {
+    c"protect_shadow_gap=0:detect_leaks=0".as_ptr()
 }
