@@ -19,12 +19,20 @@ use crate::device::{self, Collected};
 use crate::input::{self, Source};
 use crate::server;
 
+/// Outside the engine, runs the one input this many times in one process and prints
+/// the rate: the persistent loop's cost per input without the fuzzer (a benchmark of
+/// builds with and without device coverage on the same inputs).
+pub const REPEAT_ENV: &str = "CUSAFE_FUZZ_REPEAT";
+
 /// Turns before a persistent process is replaced when `CUSAFE_FUZZ_TURNS` is unset.
 pub const DEFAULT_TURNS: u32 = 10_000;
 
 struct Turns {
     started: bool,
     done: u32,
+    /// Outside the engine: run the one input this many times (`CUSAFE_FUZZ_REPEAT`).
+    repeat: u32,
+    since: Option<std::time::Instant>,
     arg: Option<PathBuf>,
     data: Vec<u8>,
 }
@@ -32,6 +40,8 @@ struct Turns {
 static STATE: Mutex<Turns> = Mutex::new(Turns {
     started: false,
     done: 0,
+    repeat: 1,
+    since: None,
     arg: None,
     data: Vec::new(),
 });
@@ -52,7 +62,21 @@ fn next(max_turns: u32) -> bool {
     if st.started {
         end_turn();
         st.done += 1;
-        if !server::persistent() || st.done >= max_turns.max(1) {
+        if !server::persistent() {
+            if st.done < st.repeat {
+                return true;
+            }
+            if let Some(t) = st.since.filter(|_| st.repeat > 1) {
+                let s = t.elapsed().as_secs_f64();
+                eprintln!(
+                    "cusafe fuzz target: {} runs of one input in {s:.3} s ({:.1} runs/s)",
+                    st.done,
+                    f64::from(st.done) / s
+                );
+            }
+            return false;
+        }
+        if st.done >= max_turns.max(1) {
             return false;
         }
         // SAFETY: stops this process until the fork server resumes it with the next
@@ -62,6 +86,12 @@ fn next(max_turns: u32) -> bool {
         return true;
     }
     st.started = true;
+    st.repeat = std::env::var(REPEAT_ENV)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1u32)
+        .max(1);
+    st.since = Some(std::time::Instant::now());
     st.data = if server::persistent() {
         input::shared()
     } else {

@@ -6,6 +6,9 @@
 #              input, coverage-only build, memcheck on new-coverage inputs; (b) cusafe,
 #              process per input; (c) cusafe persistent; (c0) persistent without device
 #              edges; (cw) persistent, warp-aggregated edge stores   -> rate.tsv
+#   cost N     device coverage's cost on fixed inputs: every seed of every target run N
+#              times in one process (CUSAFE_FUZZ_REPEAT) by the fuzz build, the build without
+#              device edges and the warp build, three interleaved repetitions -> cost.tsv
 #   find S     all targets at once, S-second campaigns: cusafe persistent, the baseline,
 #              and cusafe persistent on the fixed variant              -> find.tsv
 # Writes logs and per-campaign stats under OUT; env.txt says where and when.
@@ -59,6 +62,19 @@ rate)
       # shellcheck disable=SC2046,SC2086
       (cd "$bundle" && timeout $((secs + 60)) "$fz" fuzz -q $flags $(dict "$t") -i "$t/seeds" -o "$d" -V "$secs" -- "./$t.$build" $at) > "$d.log" 2>&1
       printf '%s\t%s\t%s\n' "$t" "$name" "$(stat_of "$d/stats.json")" | tee -a "$out/rate.tsv"
+    done
+  done
+  ;;
+cost)
+  printf 'target\tseed\trep\tbuild\truns_per_s\n' > "$out/cost.tsv"
+  for t in $targets; do
+    for f in "$bundle/$t"/seeds/*; do
+      for rep in 1 2 3; do
+        for b in fuzz nodev warp; do
+          r=$(cd "$bundle" && CUSAFE_FUZZ_REPEAT="$secs" timeout 120 "./$t.$b" "$f" 2>&1 >/dev/null | sed -n 's/.*(\([0-9.]*\) runs\/s).*/\1/p')
+          printf '%s\t%s\t%s\t%s\t%s\n' "$t" "$(basename "$f")" "$rep" "$b" "${r:-NA}" | tee -a "$out/cost.tsv"
+        done
+      done
     done
   done
   ;;
