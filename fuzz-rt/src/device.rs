@@ -14,10 +14,14 @@ fn symbol(name: &CStr) -> *mut c_void {
 }
 
 /// Gives the runtime the engine's device slice (no CUDA call is made).
-pub fn attach(sink: *mut u8, len: usize) {
+///
+/// # Safety
+/// `sink` must point to `len` writable bytes that live as long as the process.
+pub unsafe fn attach(sink: *mut u8, len: usize) {
     let f = symbol(c"cusafe_rt_fuzz_attach");
     if !f.is_null() {
-        // SAFETY: the runtime's exported function of this signature.
+        // SAFETY: the runtime's exported function of this signature; the caller's
+        // promise about `sink`.
         unsafe { std::mem::transmute::<*mut c_void, Attach>(f)(sink, len) };
     }
 }

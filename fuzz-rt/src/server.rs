@@ -76,8 +76,8 @@ pub fn start() {
         SHM_FUZZING = u32::from(persistent);
         EDGES_MAP_PTR
     };
-    // SAFETY: the engine's map holds MAP_BYTES bytes.
-    device::attach(unsafe { map.add(DEVICE_MAP_OFFSET) }, DEVICE_MAP_BYTES);
+    // SAFETY: the engine's map holds MAP_BYTES bytes and stays mapped for the process.
+    unsafe { device::attach(map.add(DEVICE_MAP_OFFSET), DEVICE_MAP_BYTES) };
     UNDER_FUZZER.store(true, Ordering::Relaxed);
     PERSISTENT.store(persistent, Ordering::Relaxed);
     let mut parent = MaybePersistentForkserverParent::new();

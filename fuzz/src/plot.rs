@@ -9,6 +9,9 @@ const W: f64 = 800.0;
 const H: f64 = 400.0;
 const PAD: f64 = 50.0;
 
+/// One plotted quantity of a snapshot.
+type Series = fn(&Snapshot) -> f64;
+
 fn series(rows: &[Snapshot], t_max: f64, f: impl Fn(&Snapshot) -> f64) -> (String, f64) {
     let max = rows.iter().map(&f).fold(0.0, f64::max).max(1.0);
     let pts: Vec<String> = rows
@@ -52,22 +55,10 @@ pub fn svg(rows: &[Snapshot], title: &str) -> String {
         x = W - PAD,
         y = H - PAD + 30.0
     );
-    let lines: [(&str, &str, Box<dyn Fn(&Snapshot) -> f64>); 3] = [
-        (
-            "host edges",
-            "#1f77b4",
-            Box::new(|r: &Snapshot| r.host_edges as f64),
-        ),
-        (
-            "device edges",
-            "#2ca02c",
-            Box::new(|r: &Snapshot| r.device_edges as f64),
-        ),
-        (
-            "unique crashes",
-            "#d62728",
-            Box::new(|r: &Snapshot| r.unique_crashes as f64),
-        ),
+    let lines: [(&str, &str, Series); 3] = [
+        ("host edges", "#1f77b4", |r| r.host_edges as f64),
+        ("device edges", "#2ca02c", |r| r.device_edges as f64),
+        ("unique crashes", "#d62728", |r| r.unique_crashes as f64),
     ];
     for (i, (name, color, f)) in lines.iter().enumerate() {
         let (pts, max) = series(rows, t_max, f);

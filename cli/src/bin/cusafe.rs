@@ -37,7 +37,7 @@ enum Cmd {
     Doctor,
     /// Coverage-guided whole-program fuzzing with cusafe and ASan as in-process oracles:
     /// `cusafe fuzz -i SEEDS -o OUT -- ./app @@` (also: replay, minimize, plot).
-    Fuzz(fuzz::FuzzArgs),
+    Fuzz(Box<fuzz::FuzzArgs>),
 }
 
 fn main() -> ExitCode {
@@ -67,6 +67,6 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         }
-        Cmd::Fuzz(args) => ExitCode::from(fuzz::main(args)),
+        Cmd::Fuzz(args) => ExitCode::from(fuzz::main(*args)),
     }
 }
