@@ -200,6 +200,7 @@ where
         baseline,
         replay,
         s.quiet,
+        s.timeout,
     );
     let mut state: ClientState = StdState::new(
         StdRand::with_seed(s.seed.unwrap_or_else(current_nanos) ^ client as u64),
@@ -272,6 +273,7 @@ where
         host_edges: covered(state, HOST_EDGES),
         device_edges: covered(state, DEVICE_EDGES),
         unique_crashes: oracle.unique(),
+        unconfirmed_timeouts: oracle.unconfirmed_timeouts(),
         since_last_find_s: last_find.map(|t| t.elapsed().as_secs_f64()),
         finds: oracle.finds().to_vec(),
         mode: mode.into(),

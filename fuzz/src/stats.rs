@@ -27,6 +27,8 @@ pub struct Snapshot {
     pub device_edges: usize,
     /// Unique findings.
     pub unique_crashes: usize,
+    /// Timeouts a longer second run did not confirm (not objectives).
+    pub unconfirmed_timeouts: u64,
     /// Seconds since the last new finding or corpus entry (`None`: nothing found yet).
     pub since_last_find_s: Option<f64>,
     /// Seconds at which each unique finding was first seen, with its key.
