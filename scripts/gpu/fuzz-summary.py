@@ -37,10 +37,6 @@ def key_line(key):
     m = re.search(r":(\d+)$", key)
     return int(m.group(1)) if m else 0
 
-def key_place(key):
-    parts = key.split("|")
-    return parts[1].split("(")[0] if len(parts) > 2 else ""
-
 CONFIGS = {"a": "baseline: process per input, coverage only, memcheck on new coverage",
            "b": "cusafe, process per input",
            "c": "cusafe, persistent",
@@ -88,13 +84,9 @@ def find():
         cs = stats(os.path.join(base, f"{t}.cusafe", "stats.json")) or {"finds": []}
         bs = stats(os.path.join(base, f"{t}.baseline", "stats.json")) or {"finds": []}
         fx = stats(os.path.join(base, f"{t}.fixed", "stats.json"))
-        kernels = {}
         for b in bl:
             hit = [(tm, k) for tm, k in cs["finds"] if key_line(k) == b["line"]]
-            if hit:
-                kernels[b["line"]] = key_place(hit[0][1])
-            base_hit = [(tm, k) for tm, k in bs["finds"]
-                        if key_line(k) == b["line"] or (b["side"] == "device" and kernels.get(b["line"]) and key_place(k) == kernels[b["line"]])]
+            base_hit = [(tm, k) for tm, k in bs["finds"] if key_line(k) == b["line"]]
             rows.append({"target": t, "line": b["line"], "kind": b["kind"], "side": b["side"],
                          "cusafe_s": round(hit[0][0], 1) if hit else None,
                          "baseline_s": round(base_hit[0][0], 1) if base_hit else None})
