@@ -2,8 +2,8 @@
 """Turns the output of run-fuzz.sh (rate and find phases) into the tables committed under
 results/: rate.md/json (exec/s per target and configuration, ratios) and find.md/json
 (time to the first report of every planted bug, cusafe against the baseline; objectives
-on the fixed variants). The planted bugs are the lines marked `cusafe-expect:` (device)
-and `asan-expect:` (host) in fuzz-targets/*/*.cu.
+on the fixed variants). The planted bugs are those of fuzz-targets/targets.toml (their
+lines carry `cusafe-expect:` / `asan-expect:` markers).
 
 Usage: fuzz-summary.py RUN_DIR SRC_ROOT OUT_DIR
   RUN_DIR  holds rate.tsv and rate/<target>.<config>/stats.json, and/or find/...
@@ -21,16 +21,22 @@ def stats(path):
         return None
 
 def planted():
+    """The planted bugs of the CUDA targets, from fuzz-targets/targets.toml: a bug is
+    found when a finding names its line (`at`) or one of its other lines (`also_at`)."""
+    import tomllib
+    with open(os.path.join(src, "fuzz-targets", "targets.toml"), "rb") as f:
+        doc = tomllib.load(f)
+    line = lambda at: int(at.rsplit(":", 1)[1])
     bugs = {}
-    for t in sorted(os.listdir(os.path.join(src, "fuzz-targets"))):
-        f = os.path.join(src, "fuzz-targets", t, t + ".cu")
-        if not os.path.isfile(f):
+    for t in doc["target"]:
+        if not t.get("cuda"):
             continue
-        for n, line in enumerate(open(f), 1):
-            m = re.search(r"//\s*(cusafe|asan)-expect:\s*([a-z-]+)", line)
-            if m:
-                side = "device" if m.group(1) == "cusafe" else "host"
-                bugs.setdefault(t, []).append({"line": n, "kind": m.group(2), "side": side})
+        for b in t.get("bug", []):
+            also = b.get("also_at", [])
+            also = [also] if isinstance(also, str) else also
+            bugs.setdefault(t["name"], []).append({
+                "line": line(b["at"]), "lines": [line(b["at"])] + [line(x) for x in also],
+                "kind": b["kind"], "side": b["side"]})
     return bugs
 
 def key_line(key):
@@ -85,12 +91,12 @@ def find():
         bs = stats(os.path.join(base, f"{t}.baseline", "stats.json")) or {"finds": []}
         fx = stats(os.path.join(base, f"{t}.fixed", "stats.json"))
         for b in bl:
-            hit = [(tm, k) for tm, k in cs["finds"] if key_line(k) == b["line"]]
-            base_hit = [(tm, k) for tm, k in bs["finds"] if key_line(k) == b["line"]]
+            hit = [(tm, k) for tm, k in cs["finds"] if key_line(k) in b["lines"]]
+            base_hit = [(tm, k) for tm, k in bs["finds"] if key_line(k) in b["lines"]]
             rows.append({"target": t, "line": b["line"], "kind": b["kind"], "side": b["side"],
                          "cusafe_s": round(hit[0][0], 1) if hit else None,
                          "baseline_s": round(base_hit[0][0], 1) if base_hit else None})
-        other = [k for _, k in cs["finds"] if key_line(k) not in {b["line"] for b in bl}]
+        other = [k for _, k in cs["finds"] if key_line(k) not in {n for b in bl for n in b["lines"]}]
         fixed.append({"target": t, "fixed_objectives": fx["unique_crashes"] if fx else None,
                       "fixed_keys": [k for _, k in fx["finds"]] if fx else None,
                       "fixed_execs": fx["execs"] if fx else None,
