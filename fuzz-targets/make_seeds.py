@@ -168,17 +168,17 @@ write("cpu_tlv", "bugs", "segv-nested-ref.bin", name(b"root") + lst(u32(1), u32(
 
 # --- bug inputs of the text targets, one edit of a committed seed each.
 chain = read("graph_bfs", "chain.txt")
-# device: without the shortcut the chain is 79 levels deep
-write("graph_bfs", "bugs", "heap-buffer-overflow-level-bins.bin", edit(chain, b"\n0 30\n", b"\n0 3\n"))
+# device: a shortcut one junction shorter makes the chain 32 levels deep
+write("graph_bfs", "bugs", "heap-buffer-overflow-level-bins.bin", edit(chain, b"\n0 9\n", b"\n0 8\n"))
 # host: 16 edge lines after a header that says 10
 write("graph_bfs", "bugs", "heap-buffer-overflow-edge-count.bin",
       edit(read("graph_bfs", "small.csv"), b"12,20", b"12,10"))
 bert = read("tokens_embed", "bert.txt")
 # device: id 601 in a 512-row table
 write("tokens_embed", "bugs", "heap-buffer-overflow-token-id.bin", edit(bert, b"[101]", b"[601]"))
-# host: a 35-byte word
+# host: a 33-byte word with a capital
 write("tokens_embed", "bugs", "heap-buffer-overflow-long-word.bin",
-      edit(bert, b"Internationalization standardization", b"Internationalizationstandardization"))
+      edit(bert, b"Hello", b"Hello" + b"o" * 28))
 # device: column 7 of an 8 x 4 matrix
 write("mtx_spmv", "bugs", "heap-buffer-overflow-column.bin",
       edit(read("mtx_spmv", "tall8x4.mtx"), b"\n5 4 3.0\n", b"\n5 7 3.0\n"))

@@ -5,14 +5,15 @@
 //   # or % ...         comment; a line that starts with a letter ("nodes,edges",
 //                      "src,dst") is a CSV column header and is skipped as well
 //   N M  or  N,M       the first numeric line: node and edge counts
-//   S D  or  S,D       a directed edge, 0 <= S, D < N (at most M of them)
+//   S D  or  S,D       a directed edge, 0 <= S, D < N (at most M of them); malformed
+//                      lines and edges to nowhere are skipped
 // The search starts at the first edge's source and stops after kMaxLevels levels.
 //
 // Planted bugs (-DCUSAFE_FIXED builds the fixed variant):
 //  1. device, heap-buffer-overflow (atomic WRITE): the level histogram has kMaxLevels
-//     bins, but the vertices found by the last allowed level get level kMaxLevels, one
-//     past the last bin. Needs a vertex at distance >= 64; the seeds' depths are at most
-//     50 (the long seed is a path of 80 with a shortcut edge: break the shortcut).
+//     (32) bins, but the vertices found by the last allowed level get level kMaxLevels,
+//     one past the last bin. Needs a vertex at distance >= 32; the seeds' depths are at
+//     most 31 (the chain seed: 40 junctions, a shortcut from 0 to 9: move or break it).
 //  2. host, heap-buffer-overflow (WRITE): the edge count from the header sizes the edge
 //     array and the loader never checks it while storing: a file with more edge lines
 //     than the header says writes past the array. The seeds' headers announce a few
@@ -46,7 +47,7 @@ template <class T> struct Dev {
 
 constexpr unsigned kMaxNodes = 1u << 20;  // 4 MiB per vertex array on the device
 constexpr unsigned kMaxEdges = 1u << 22;
-constexpr int kMaxLevels = 64;
+constexpr int kMaxLevels = 32;
 #ifdef CUSAFE_FIXED
 constexpr int kBins = kMaxLevels + 1;     // levels 0 .. kMaxLevels
 #else
@@ -98,7 +99,7 @@ CUSAFE_FUZZ_TARGET(data, size) {
   unsigned n = 0, m = 0;
   bool have_header = false;
   std::vector<Edge> edges;
-  size_t k = 0;  // edges stored
+  size_t k = 0, skipped = 0;  // edges stored, lines skipped
   while (p < end) {
     const char *eol = static_cast<const char *>(std::memchr(p, '\n', size_t(end - p)));
     if (!eol) eol = end;
@@ -108,15 +109,18 @@ CUSAFE_FUZZ_TARGET(data, size) {
     if (line == eol || *line == '\r' || *line == '#' || *line == '%') continue;
     if ((*line | 0x20) >= 'a' && (*line | 0x20) <= 'z') continue;  // CSV column names
     unsigned a, b;
-    if (!parse_pair(line, eol, a, b)) return 0;
+    const bool good = parse_pair(line, eol, a, b);
     if (!have_header) {
       // Every edge line takes at least 4 bytes: that bounds M by the input's size.
-      if (a == 0 || a > kMaxNodes || b == 0 || b > kMaxEdges || b > size / 4) return 0;
+      if (!good || a == 0 || a > kMaxNodes || b == 0 || b > kMaxEdges || b > size / 4) return 0;
       n = a, m = b, have_header = true;
       edges.resize(m);
       continue;
     }
-    if (a >= n || b >= n) return 0;
+    if (!good || a >= n || b >= n) {  // a malformed line or a dangling edge
+      ++skipped;
+      continue;
+    }
 #ifdef CUSAFE_FIXED
     if (k == m) return 0;  // more edges than the header announced
 #endif
@@ -162,7 +166,8 @@ CUSAFE_FUZZ_TARGET(data, size) {
     return 0;
   unsigned reached = 0;
   for (int l = 0; l < kBins; ++l) reached += hist[l];
-  std::printf("graph_bfs: %u nodes, %zu edges, from %u: %u reached, depth %d, last level %u\n",
-              n, k, source, reached, depth, hist[depth < kBins ? depth : kBins - 1]);
+  std::printf("graph_bfs: %u nodes, %zu edges (%zu lines skipped), from %u: %u reached, depth %d, "
+              "last level %u\n",
+              n, k, skipped, source, reached, depth, hist[depth < kBins ? depth : kBins - 1]);
   return 0;
 }

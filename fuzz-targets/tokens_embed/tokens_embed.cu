@@ -12,8 +12,7 @@
 //     one digit up is enough ("[601]").
 //  2. host, heap-buffer-overflow (WRITE): words are truncated to kMaxWord (32) bytes,
 //     but a word with capitals, lower-cased in a kMaxWord-byte buffer, is copied there
-//     whole. The seeds' only capitalized word has 20 bytes and a 15-byte word after
-//     it: delete the space between them.
+//     whole. The seeds' only capitalized word is "Hello": make it 33 bytes or longer.
 #include <cusafe/fuzz.h>
 #include <cuda_runtime.h>
 #include <algorithm>
