@@ -1,10 +1,11 @@
 // Fuzz target: a tokenizer on the host, then an embedding lookup (gather rows of a
 // [kVocab x kDim] table) and mean pooling per sentence on the GPU.
 //
-// Tokens: white space separates; each ASCII punctuation byte is a token of its own;
-// '.', '!' and '?' end a sentence; "[N]" (1 to 7 digits) is a pre-tokenized id, as in
-// "[101] hello [102]"; every other run of bytes is a word, lower-cased (its first
-// kMaxWord bytes) and hashed (FNV-1a) into the vocabulary's hashed range.
+// Tokens: white space separates; each ASCII punctuation byte is a token of its own, each
+// other control byte an unknown one; '.', '!' and '?' end a sentence; "[N]" (1 to 7
+// digits) is a pre-tokenized id, as in "[101] hello [102]"; every other run of bytes is
+// a word, lower-cased (its first kMaxWord bytes) and hashed (FNV-1a) into the
+// vocabulary's hashed range.
 //
 // Planted bugs (-DCUSAFE_FIXED builds the fixed variant):
 //  1. device, heap-buffer-overflow (READ): pre-tokenized ids are trusted, so "[N]" with
@@ -99,6 +100,11 @@ CUSAFE_FUZZ_TARGET(data, size) {
         continue;
       }
     }
+    if (c < ' ' || c == 0x7f) {  // a control byte: unknown
+      ids.push_back(kUnk);
+      ++i;
+      continue;
+    }
     if (is_punct(c)) {
       ids.push_back(kSpecial + c);  // a token of its own, below the hashed range
       ++i;
@@ -106,7 +112,7 @@ CUSAFE_FUZZ_TARGET(data, size) {
       continue;
     }
     size_t j = i;
-    while (j < size && !is_space(data[j]) && !is_punct(data[j])) ++j;
+    while (j < size && data[j] > ' ' && data[j] != 0x7f && !is_punct(data[j])) ++j;
     const size_t len = j - i, n = len < kMaxWord ? len : kMaxWord;  // hashed: the first n
     const uint8_t *w = data + i;
     if (std::any_of(w, w + n, is_upper)) {  // lower-case a copy (most words need none)
