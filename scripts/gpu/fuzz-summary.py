@@ -7,8 +7,34 @@ lines carry `cusafe-expect:` / `asan-expect:` markers).
 
 Usage: fuzz-summary.py RUN_DIR SRC_ROOT OUT_DIR
   RUN_DIR  holds rate.tsv and rate/<target>.<config>/stats.json, and/or find/...
+       fuzz-summary.py --median OUT_DIR FIND_JSON...
+  the median time to first report of every planted bug over several find runs' find.json
+  (a bug not found within a campaign counts as later than any find).
 """
 import json, math, os, re, sys
+
+def median(dest, files):
+    runs = [json.load(open(f)) for f in files]
+    rows = []
+    for i, b in enumerate(runs[0]["bugs"]):
+        row = {k: b[k] for k in ("target", "line", "kind", "side")}
+        for tool in ("cusafe", "baseline"):
+            v = sorted((r["bugs"][i][tool + "_s"] for r in runs), key=lambda x: math.inf if x is None else x)
+            row[tool + "_runs"] = [r["bugs"][i][tool + "_s"] for r in runs]
+            row[tool + "_found"] = sum(x is not None for x in v)
+            row[tool + "_median_s"] = v[len(v) // 2]
+        rows.append(row)
+    os.makedirs(dest, exist_ok=True)
+    json.dump(rows, open(os.path.join(dest, "find-median.json"), "w"), indent=1)
+    fmt = lambda v: "not found" if v is None else f"{v}"
+    with open(os.path.join(dest, "find-median.md"), "w") as f:
+        f.write(f"| target | line | planted bug | side | cusafe: median s (found in) | baseline: median s (found in) |\n|---|---|---|---|---|---|\n")
+        for r in rows:
+            f.write(f"| {r['target']} | {r['line']} | {r['kind']} | {r['side']} | {fmt(r['cusafe_median_s'])} ({r['cusafe_found']}/{len(runs)}) | {fmt(r['baseline_median_s'])} ({r['baseline_found']}/{len(runs)}) |\n")
+
+if sys.argv[1] == "--median":
+    median(sys.argv[2], sys.argv[3:])
+    sys.exit(0)
 
 run, src, dest = sys.argv[1:4]
 os.makedirs(dest, exist_ok=True)
