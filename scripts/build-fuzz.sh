@@ -8,7 +8,7 @@
 #   NAME.cov     --cusafe-no-instrument --cusafe-fuzz (coverage only: the baseline)
 #   NAME.fixed   --cusafe-fuzz -DCUSAFE_FIXED (the bug-free variant)
 # Usage: build-fuzz.sh [OUT_DIR]   (default build/fuzz); run it there with
-# scripts/gpu/run-fuzz.sh.
+# scripts/gpu/run-fuzz.sh. CUSAFE_FUZZ_TAR=0 skips the .tar.xz (CI only compiles).
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
 out=${1:-$CUSAFE_ROOT/build/fuzz}
@@ -36,5 +36,6 @@ for src in fuzz-targets/*/*.cu; do
 done
 echo "build-fuzz.sh: bundle in $out ($(du -sh "$out" | cut -f1))"
 # One compressed file to carry to the GPU machine.
+[ "${CUSAFE_FUZZ_TAR:-1}" = 0 ] && exit 0
 tar -C "$(dirname "$out")" -cf - "$(basename "$out")" | xz -T2 -6 > "$out.tar.xz"
 echo "build-fuzz.sh: $out.tar.xz ($(du -sh "$out.tar.xz" | cut -f1))"

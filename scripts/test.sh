@@ -22,5 +22,7 @@ step "security suite: manifest agrees with the programs; all compile with cusafe
 scripts/build-examples.sh "$CUSAFE_ROOT/build/suite" security-suite/programs
 step "perf suite compiles three ways (plain, cusafe, check elimination off; verifier on)"
 scripts/build-perf.sh "$CUSAFE_ROOT/build/perf"
+step "fuzz targets compile five ways (fuzz, no device edges, warp edges, coverage only, fixed)"
+CUSAFE_FUZZ_TAR=0 scripts/build-fuzz.sh "$CUSAFE_ROOT/build/fuzz"
 echo
 echo "all tests passed"

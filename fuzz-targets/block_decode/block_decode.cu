@@ -27,25 +27,7 @@
 #include <cstring>
 #include <vector>
 
-// CUDA errors are printed, never fatal: the harness goes on with the next input.
-static bool ok(cudaError_t e, const char *what, int line) {
-  if (e == cudaSuccess) return true;
-  std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, line, what, cudaGetErrorString(e));
-  return false;
-}
-#define CK(call) ok((call), #call, __LINE__)
-
-// A device buffer freed on every return path.
-template <class T> struct Dev {
-  T *p = nullptr;
-  Dev() = default;
-  Dev(const Dev &) = delete;
-  Dev &operator=(const Dev &) = delete;
-  ~Dev() {
-    if (p) CK(cudaFree(p));
-  }
-  bool alloc(size_t n) { return CK(cudaMalloc(&p, n * sizeof(T))); }
-};
+#include "../common/cuda_check.h"
 
 constexpr unsigned kMaxSide = 4096;
 constexpr size_t kMaxPixels = size_t(1) << 22;  // image <= 4 MiB, plane <= ~5 MiB

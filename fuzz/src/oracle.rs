@@ -172,15 +172,7 @@ impl Oracle {
     /// timeouts in 7.5 minutes on bug-free targets.
     fn confirm_timeout(&mut self, input: &[u8]) -> Option<Finding> {
         self.unconfirmed_timeouts += 1;
-        let work = self.reader.files().dir().join("timeout");
-        let again = runner::run(
-            &self.target,
-            input,
-            &work,
-            self.timeout * TIMEOUT_CONFIRM_FACTOR,
-            &[],
-            &mut self.sym,
-        );
+        let again = self.rerun(input, "timeout");
         match again {
             Ok(o) if o.timed_out => {
                 self.unconfirmed_timeouts -= 1;
@@ -202,18 +194,18 @@ impl Oracle {
         if self.target.delivery != Delivery::Shared {
             return Some(plain);
         }
-        let work = self.reader.files().dir().join("crash");
-        match runner::run(
-            &self.target,
-            input,
-            &work,
-            self.timeout * TIMEOUT_CONFIRM_FACTOR,
-            &[],
-            &mut self.sym,
-        ) {
+        match self.rerun(input, "crash") {
             Ok(o) => Some(o.finding().unwrap_or(plain)),
             Err(_) => Some(plain),
         }
+    }
+
+    /// A fresh one-off run of `input` with [`TIMEOUT_CONFIRM_FACTOR`] times the
+    /// timeout, its files under `work/<dir>`.
+    fn rerun(&mut self, input: &[u8], dir: &str) -> crate::Result<runner::Outcome> {
+        let work = self.reader.files().dir().join(dir);
+        let timeout = self.timeout * TIMEOUT_CONFIRM_FACTOR;
+        runner::run(&self.target, input, &work, timeout, &[], &mut self.sym)
     }
 
     /// Timeouts that a second, longer run did not confirm.
