@@ -57,6 +57,20 @@ pub fn run_checks(locator: &Locator) -> Vec<Check> {
         Ok(p) => Check::new(Status::Ok, "runtime", p.display().to_string()),
         Err(e) => Check::new(Status::Missing, "runtime", e.to_string()),
     });
+    // Needed only by fuzz builds: a missing piece is information, not a failure.
+    for (what, found) in [
+        ("fuzz archive", locator.fuzz_lib()),
+        ("fuzz header", locator.fuzz_include()),
+    ] {
+        checks.push(match found {
+            Ok(p) => Check::new(Status::Ok, what, p.display().to_string()),
+            Err(e) => Check::new(
+                Status::Info,
+                what,
+                format!("needed only by --cusafe-fuzz builds: {e}"),
+            ),
+        });
+    }
     checks.push(check_gpu());
     checks.push(Check::new(
         Status::Info,

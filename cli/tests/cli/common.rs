@@ -16,6 +16,10 @@ pub const CUSAFE_VARS: &[&str] = &[
     "CUSAFE_PASS_STATS",
     "CUSAFE_PASS_RECOVER",
     "CUSAFE_PASS_LAUNCH_BOUNDS",
+    "CUSAFE_PASS_COVERAGE",
+    "CUSAFE_PASS_CHECKS",
+    "CUSAFE_FUZZ_LIB",
+    "CUSAFE_FUZZ_INCLUDE",
     "LD_PRELOAD",
 ];
 
@@ -124,12 +128,25 @@ pub fn tool(path: &str) -> Command {
 }
 
 /// Runs and returns (status code, stdout, stderr); fails the test on a Rust panic.
+///
+/// A binary just copied or written (`copy_to_bundle`, `script`) can be "busy" for a
+/// moment: a process another test forked while the file was open for writing holds the
+/// descriptor until it execs (ETXTBSY); the start is retried then.
 pub fn output(cmd: &mut Command) -> (i32, String, String) {
+    let mut tries = 0;
     let Output {
         status,
         stdout,
         stderr,
-    } = cmd.output().expect("run tool");
+    } = loop {
+        match cmd.output() {
+            Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy && tries < 50 => {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            r => break r.expect("run tool"),
+        }
+    };
     let stdout = String::from_utf8_lossy(&stdout).into_owned();
     let stderr = String::from_utf8_lossy(&stderr).into_owned();
     assert!(!stderr.contains("panicked"), "tool panicked: {stderr}");

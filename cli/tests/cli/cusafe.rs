@@ -110,6 +110,14 @@ fn doctor_passes_with_everything_present() {
             .any(|l| l.starts_with("info") && l.contains("VMM")),
         "{stdout}"
     );
+    for piece in ["fuzz archive", "fuzz header"] {
+        assert!(
+            stdout
+                .lines()
+                .any(|l| (l.starts_with("ok") || l.starts_with("info")) && l.contains(piece)),
+            "{piece}: {stdout}"
+        );
+    }
     assert!(
         stdout.contains("everything cusafe needs is in place"),
         "{stdout}"
