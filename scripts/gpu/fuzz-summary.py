@@ -128,7 +128,9 @@ def find():
                       "fixed_execs": fx["execs"] if fx else None,
                       "cusafe_other_keys": other,
                       "cusafe_execs": cs.get("execs"), "baseline_execs": bs.get("execs"),
-                      "memcheck_runs": None})
+                      "cusafe_execs_per_s": round(cs.get("execs_per_s", 0), 1),
+                      "baseline_execs_per_s": round(bs.get("execs_per_s", 0), 1),
+                      "fixed_execs_per_s": round(fx["execs_per_s"], 1) if fx else None})
     json.dump({"bugs": rows, "targets": fixed}, open(os.path.join(dest, "find.json"), "w"), indent=1)
     with open(os.path.join(dest, "find.md"), "w") as f:
         f.write("| target | line | planted bug | side | cusafe: first report (s) | baseline: first report (s) |\n|---|---|---|---|---|---|\n")
@@ -138,9 +140,9 @@ def find():
         found = sum(r["cusafe_s"] is not None for r in rows)
         bfound = sum(r["baseline_s"] is not None for r in rows)
         f.write(f"\ncusafe found {found} of {len(rows)} planted bugs, the baseline {bfound}.\n\n")
-        f.write("| target | fixed variant: executions | objectives | other keys in the buggy campaign |\n|---|---|---|---|\n")
+        f.write("| target | exec/s cusafe | exec/s baseline | exec/s fixed | fixed variant: executions | objectives | other keys in the buggy campaign |\n|---|---|---|---|---|---|---|\n")
         for r in fixed:
-            f.write(f"| {r['target']} | {r['fixed_execs']} | {r['fixed_objectives']} {r['fixed_keys'] or ''} | {r['cusafe_other_keys']} |\n")
+            f.write(f"| {r['target']} | {r['cusafe_execs_per_s']} | {r['baseline_execs_per_s']} | {r['fixed_execs_per_s']} | {r['fixed_execs']} | {r['fixed_objectives']} {r['fixed_keys'] or ''} | {r['cusafe_other_keys']} |\n")
 
 def cost():
     p = os.path.join(run, "cost.tsv")
