@@ -11,7 +11,7 @@ pub mod plot;
 pub mod replay;
 pub mod start;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 use cusafe_fuzz::outdir::OutDir;
@@ -33,9 +33,9 @@ pub struct FuzzArgs {
 #[derive(Debug, Subcommand)]
 pub enum FuzzCmd {
     /// Run a saved crash input once and print its report.
-    Replay(replay::ReplayArgs),
+    Replay(SavedArgs),
     /// Shrink a saved crash input while it keeps the same finding.
-    Minimize(minimize::MinimizeArgs),
+    Minimize(SavedArgs),
     /// Draw edges and unique crashes over time (SVG) from an output directory.
     Plot(plot::PlotArgs),
 }
@@ -57,9 +57,32 @@ pub fn main(args: FuzzArgs) -> u8 {
     }
 }
 
-/// A crash directory or input file, with the campaign's target found beside it
-/// (`OUT/target.json`, two levels above a crash directory's input).
-pub fn saved_input(path: &Path) -> cusafe_fuzz::Result<(Target, PathBuf, PathBuf)> {
+/// The arguments of `replay` and `minimize`: one saved input.
+#[derive(Debug, Args)]
+pub struct SavedArgs {
+    /// A crash directory (OUT/crashes/NNN-...) or an input file inside OUT.
+    pub input: PathBuf,
+    /// Timeout of one run, in milliseconds.
+    #[arg(short = 't', long, default_value_t = 30_000)]
+    pub timeout: u64,
+}
+
+/// A saved input with the campaign's target found beside it (`OUT/target.json`, above
+/// the input).
+pub struct Saved {
+    /// The campaign's target.
+    pub target: Target,
+    /// The input file (`input` of a crash directory).
+    pub input: PathBuf,
+    /// Its bytes.
+    pub bytes: Vec<u8>,
+    /// Scratch directory for the runs of subcommand `sub` (`OUT/work/<sub>`).
+    pub work: PathBuf,
+}
+
+/// Loads the input `a` names, for subcommand `sub`.
+pub fn load(a: &SavedArgs, sub: &str) -> cusafe_fuzz::Result<Saved> {
+    let path = &a.input;
     let input = if path.is_dir() {
         path.join("input")
     } else {
@@ -77,7 +100,15 @@ pub fn saved_input(path: &Path) -> cusafe_fuzz::Result<(Target, PathBuf, PathBuf
         })?;
     let out = OutDir::new(out);
     let target = load_target(&out)?;
-    Ok((target, input, out.root().to_path_buf()))
+    let bytes = std::fs::read(&input)
+        .map_err(|e| cusafe_fuzz::Error::io(format!("cannot read {}", input.display()), e))?;
+    let work = out.root().join("work").join(sub);
+    Ok(Saved {
+        target,
+        input,
+        bytes,
+        work,
+    })
 }
 
 /// Reads `OUT/target.json`.

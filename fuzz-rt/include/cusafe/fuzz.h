@@ -22,7 +22,9 @@
  *
  * Under `cusafe fuzz` each turn of the loop takes the next input from the fuzzer;
  * device coverage and cusafe reports are collected after each turn, and after the
- * given number of turns the process exits and the fuzzer starts a fresh one.
+ * given number of turns (CUSAFE_FUZZ_TARGET: the CUSAFE_FUZZ_TURNS environment
+ * variable, which `cusafe fuzz --turns` sets; 10000) the process exits and the fuzzer
+ * starts a fresh one.
  * Outside the fuzzer the loop runs once, on the file named by argv[1] (form 1), the
  * file named by CUSAFE_FUZZ_INPUT, or standard input.
  *
@@ -60,10 +62,6 @@ int cusafe_fuzz_main(int argc, char **argv, int (*one)(const uint8_t *, size_t))
 #define CUSAFE_FUZZ_EXTERN_C
 #endif
 
-/** Turns of a persistent loop before the process is replaced (bounds leaks). */
-#ifndef CUSAFE_FUZZ_TURNS
-#define CUSAFE_FUZZ_TURNS 10000
-#endif
 
 #define CUSAFE_FUZZ_LOOP(max_turns)                                                   \
   static volatile const char cusafe_fuzz_marker_[]                                   \
