@@ -46,6 +46,9 @@ pub const CHECKS_ENV: &str = "CUSAFE_PASS_CHECKS";
 pub const FUZZ_INIT_SYMBOL: &str = "cusafe_fuzz_init";
 /// Host coverage flag of fuzz builds.
 pub const HOST_COVERAGE_FLAG: &str = "-fsanitize-coverage=trace-pc-guard";
+
+/// Host ASan checks of a fuzz build that can go on after a report.
+pub const HOST_RECOVER_FLAG: &str = "-fsanitize-recover=address";
 /// Symbol the runtime exports; the link asks for it so `--as-needed` cannot drop the runtime.
 pub const RT_PRESENT_SYMBOL: &str = "__cusafe_rt_present";
 
@@ -76,8 +79,9 @@ cusafe flags:
   --cusafe-fuzz            a fuzz target for `cusafe fuzz`: host code with SanitizerCoverage
                            (trace-pc-guard) and AddressSanitizer, device code with edge
                            coverage (one byte store per edge) besides the checks, recover-
-                           capable device code, libcusafe_fuzz.a and <cusafe/fuzz.h> (the
-                           persistent harness). With --cusafe-no-instrument: coverage
+                           capable device code that skips every failing access (no merged
+                           or hoisted checks: CUSAFE_PASS_RECOVER=skip), libcusafe_fuzz.a
+                           and <cusafe/fuzz.h> (the persistent harness). With --cusafe-no-instrument: coverage
                            only (the baseline's target)
   --cusafe-fuzz-warp       as --cusafe-fuzz, but only a warp's first active lane stores
   --cusafe-fuzz-no-asan    fuzz build without host AddressSanitizer
@@ -394,7 +398,12 @@ impl CommandLine {
             args.push(joined("-I", &locator.fuzz_include()?));
             let mut host = vec![HOST_COVERAGE_FLAG];
             if asan {
+                // Recover-capable host checks: a persistent target goes on after a
+                // host report as after a device one (`halt_on_error=0` in
+                // libcusafe_fuzz.a's ASan defaults), instead of paying a new process and
+                // CUDA's start-up for every input that meets a known bug.
                 host.push("-fsanitize=address");
+                host.push(HOST_RECOVER_FLAG);
             }
             for flag in host {
                 if self.compiles_cuda() {
@@ -487,7 +496,8 @@ impl CommandLine {
         };
         let env = [
             (self.flags.stats, STATS_ENV, "1"),
-            (self.flags.recover || (fuzz && instrument), RECOVER_ENV, "1"),
+            (fuzz && instrument, RECOVER_ENV, "skip"),
+            (self.flags.recover && !fuzz, RECOVER_ENV, "1"),
             (self.flags.no_launch_bounds, LAUNCH_BOUNDS_ENV, "0"),
             (fuzz, COVERAGE_ENV, coverage),
             (fuzz && !instrument, CHECKS_ENV, "0"),

@@ -121,9 +121,12 @@ pub extern "C" fn __asan_on_error() {
 /// ASan's defaults for a fuzz target, so that it also runs outside the engine:
 /// `protect_shadow_gap=0` (the CUDA driver maps memory in the gap; with the gap
 /// protected, CUDA fails to initialise with error 2 — measured on an H100 with driver
-/// 580) and `detect_leaks=0` (the CUDA runtime's own allocations at exit are not the
-/// program's leaks). `ASAN_OPTIONS` still overrides them.
+/// 580), `detect_leaks=0` (the CUDA runtime's own allocations at exit are not the
+/// program's leaks) and `halt_on_error=0`: host code built with
+/// `-fsanitize-recover=address` (as `--cusafe-fuzz` builds it) reports a site once per
+/// process and goes on, as recover-mode device code does, so that a persistent process
+/// outlives inputs that meet a known host bug. `ASAN_OPTIONS` still overrides them.
 #[no_mangle]
 pub extern "C" fn __asan_default_options() -> *const c_char {
-    c"protect_shadow_gap=0:detect_leaks=0".as_ptr()
+    c"protect_shadow_gap=0:detect_leaks=0:halt_on_error=0".as_ptr()
 }

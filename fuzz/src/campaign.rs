@@ -274,6 +274,7 @@ where
         device_edges: covered(state, DEVICE_EDGES),
         unique_crashes: oracle.unique(),
         unconfirmed_timeouts: oracle.unconfirmed_timeouts(),
+        unreproduced: oracle.unreproduced(),
         since_last_find_s: last_find.map(|t| t.elapsed().as_secs_f64()),
         finds: oracle.finds().to_vec(),
         mode: mode.into(),

@@ -50,7 +50,8 @@ fn joined(existing: Option<String>, ours: &str, sep: char) -> String {
 }
 
 /// The variables for a target run. `persistent`: many inputs in one process, so cusafe
-/// must report and go on (`halt_on_error=0`). The user's own `CUSAFE_OPTIONS` and
+/// and ASan report and go on (`halt_on_error=0`; ASan's needs the recover-capable host
+/// code of `--cusafe-fuzz` builds, other builds still stop at their first host report). The user's own `CUSAFE_OPTIONS` and
 /// `ASAN_OPTIONS` come first; ours win where they name the same option.
 /// `tagging`: whether the runtime tags allocations (off for the memcheck baseline, whose
 /// sanitizer must see plain allocations).
@@ -68,10 +69,11 @@ pub fn vars(
         u8::from(tagging)
     );
     // protect_shadow_gap=0: the CUDA driver maps memory in the range ASan would
-    // otherwise protect. abort_on_error: a finding ends the process with SIGABRT, a
-    // crash to the engine. symbolize=0: the engine symbolises from DWARF itself.
+    // otherwise protect. abort_on_error: a finding that halts ends the process with
+    // SIGABRT, a crash to the engine. symbolize=0: the engine symbolises from DWARF itself.
     let asan = format!(
-        "abort_on_error=1:symbolize=0:detect_leaks=0:protect_shadow_gap=0:handle_abort=0:log_path={}",
+        "abort_on_error=1:halt_on_error={}:symbolize=0:detect_leaks=0:protect_shadow_gap=0:handle_abort=0:log_path={}",
+        if persistent { 0 } else { 1 },
         files.asan_log_prefix().display()
     );
     let mut v = vec![

@@ -80,6 +80,10 @@ pub struct Oracle {
     quiet: bool,
     timeout: std::time::Duration,
     unconfirmed_timeouts: u64,
+    /// Whether the persistent process has gone on after a host (ASan) report: its
+    /// memory may be corrupt, so its new findings are confirmed by a fresh run.
+    tainted: bool,
+    unreproduced: u64,
 }
 
 impl Oracle {
@@ -109,6 +113,8 @@ impl Oracle {
             quiet,
             timeout,
             unconfirmed_timeouts: 0,
+            tainted: false,
+            unreproduced: 0,
         }
     }
 
@@ -135,7 +141,19 @@ impl Oracle {
     fn judge(&mut self, input: &[u8], exit: &ExitKind) -> Option<(Finding, String)> {
         let new = self.reader.take(&self.target.program, &mut self.sym);
         let mut text = new.text;
+        let recovered_host = new.findings.iter().any(|f| f.tool == "asan");
         let mut found = new.findings.into_iter().next();
+        let tainted = self.tainted;
+        if matches!(exit, ExitKind::Crash | ExitKind::Timeout) {
+            // The process that went on after a host report has ended.
+            self.tainted = false;
+        } else if recovered_host && self.target.delivery == Delivery::Shared {
+            self.tainted = true;
+        }
+        if tainted && found.as_ref().is_some_and(|f| self.crashes.is_new(f)) {
+            // The fresh run's verdict stands, whatever the process's end said.
+            return self.confirm(input, &mut text).map(|f| (f, text));
+        }
         if found.is_none() {
             found = match exit {
                 ExitKind::Crash => self.explain_crash(input),
@@ -164,6 +182,37 @@ impl Oracle {
 }
 
 impl Oracle {
+    /// A new finding of a tainted persistent process counts only when a fresh one-off
+    /// run of the input reports it too (or another finding, which then counts instead):
+    /// after ASan went on past an out-of-bounds write, a later input may meet the
+    /// damage rather than a bug of its own.
+    fn confirm(&mut self, input: &[u8], text: &mut String) -> Option<Finding> {
+        match self.rerun(input, "confirm") {
+            Ok(o) => {
+                let f = o.reports.findings.into_iter().next();
+                if f.is_some() {
+                    *text = if o.reports.text.is_empty() {
+                        o.output
+                    } else {
+                        o.reports.text
+                    };
+                } else {
+                    self.unreproduced += 1;
+                }
+                f
+            }
+            Err(e) => {
+                eprintln!("cusafe fuzz: warning: cannot re-run an input to confirm its finding: {e}");
+                None
+            }
+        }
+    }
+
+    /// Findings of a tainted process that a fresh run did not reproduce.
+    pub fn unreproduced(&self) -> u64 {
+        self.unreproduced
+    }
+
     /// A timeout counts only when a fresh one-off run of the input, given
     /// [`TIMEOUT_CONFIRM_FACTOR`] times the time, also runs out of it (as AFL++
     /// confirms hangs). A persistent process that is replaced pays CUDA's start-up

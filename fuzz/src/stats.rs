@@ -29,6 +29,11 @@ pub struct Snapshot {
     pub unique_crashes: usize,
     /// Timeouts a longer second run did not confirm (not objectives).
     pub unconfirmed_timeouts: u64,
+    /// Findings of a persistent process that had gone on after a host report, which a
+    /// fresh run of the same input did not reproduce (not saved: the earlier report
+    /// may have left the process's memory corrupt).
+    #[serde(default)]
+    pub unreproduced: u64,
     /// Seconds since the last new finding or corpus entry (`None`: nothing found yet).
     pub since_last_find_s: Option<f64>,
     /// Seconds at which each unique finding was first seen, with its key.

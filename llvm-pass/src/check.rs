@@ -87,9 +87,19 @@ pub fn enabled() -> bool {
 }
 
 /// Whether the build keeps going after a device report (`CUSAFE_PASS_RECOVER=1`, set by
-/// `cusafe-clang++ --cusafe-recover`): cold paths that return and skip the access.
+/// `cusafe-clang++ --cusafe-recover`, or `skip`): cold paths that return and skip the
+/// access.
 pub fn recover_build() -> bool {
     std::env::var_os("CUSAFE_PASS_RECOVER").is_some_and(|v| v != "0")
+}
+
+/// Whether every failing access of a recover build is skipped (`CUSAFE_PASS_RECOVER=skip`,
+/// set by `cusafe-clang++ --cusafe-fuzz`): no check is merged with its neighbours', made
+/// per stride, batched or hoisted out of a loop, since those let the accesses they cover
+/// run after a report, and a far one then faults and ends the CUDA context (measured:
+/// a fuzz target's hoisted K/V staging loop, error 700 after its report).
+pub fn skip_every_access() -> bool {
+    std::env::var_os("CUSAFE_PASS_RECOVER").is_some_and(|v| v == "skip")
 }
 
 /// Module-level things every check uses.

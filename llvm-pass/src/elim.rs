@@ -609,9 +609,9 @@ pub fn plan(
         }
     }
     plan.order = order;
-    if !scoped {
-        // A scope can end between two neighbours or two trips: every access then keeps
-        // its own check.
+    if !scoped && !crate::check::skip_every_access() {
+        // A scope can end between two neighbours or two trips, and a strict recover
+        // build skips each failing access: every access then keeps its own check.
         group_neighbours(ir, cfg, accesses, &mut plan);
         crate::stride::form(ir, cfg, accesses, &mut plan);
         if !crate::check::recover_build() {

@@ -1,7 +1,9 @@
 //! `cusafe fuzz` end to end on a CPU-only target (no GPU in CI): a small record parser
 //! built by `cusafe-clang++ --cusafe-fuzz` (host coverage, ASan, libcusafe_fuzz.a) with
 //! two planted bugs — an ASan heap overflow through a trusted length and a null
-//! dereference (which ASan's SEGV handler reports) — found, deduplicated, saved, replayed and minimised; the statistics,
+//! dereference (which ASan's SEGV handler reports) — found, deduplicated, saved, replayed
+//! and minimised; a crash that only follows an earlier overflow in the same persistent
+//! process (ASan goes on after a host report) not saved; the statistics,
 //! the plot, the one-process-per-input form and two clients sharing a corpus.
 //!
 //! Without the toolchain these tests print why and pass, except under CI (`CI=true`).
@@ -18,18 +20,22 @@ const TARGET: &str = r#"#include <cusafe/fuzz.h>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-static int sink;
+static int sink, damaged;
 static void record(const uint8_t *p, size_t n) {
   if (n < 2) return;
   uint8_t tag = p[0], len = p[1];
   if (tag == 'A') {
     char *buf = (char *)malloc(8);
     if (len <= n - 2) memcpy(buf, p + 2, len);   // planted: len may exceed 8
+    if (len > 8 && len <= n - 2) damaged = 1;    // the damage it leaves for later inputs
     sink += buf[0];
     free(buf);
   } else if (tag == 'Z' && n > 3 && p[2] == 'Z' && p[3] == 'Z') {
     int *volatile q = nullptr;
     sink += *q;                                  // planted: null dereference
+  } else if (tag == 'D' && damaged) {
+    int *volatile r = nullptr;
+    sink -= r[2];                                // only after an earlier overflow
   } else if (tag == 'M') {
     for (size_t i = 2; i < n && i < 10; i++) if (p[i] == 'a' + i) sink += (int)i;
   }
@@ -43,7 +49,7 @@ CUSAFE_FUZZ_TARGET(data, size) {
 /// Line of the planted overflow in TARGET.
 const OVERFLOW_LINE: u32 = 11;
 /// Line of the planted null dereference.
-const NULL_LINE: u32 = 16;
+const NULL_LINE: u32 = 17;
 
 fn ready() -> bool {
     let lib = Path::new(BIN).parent().unwrap().join("libcusafe_fuzz.a");
@@ -85,6 +91,7 @@ fn seeds(dir: &Path) -> PathBuf {
     let s = dir.join("seeds");
     write(&s.join("a"), "A\x03xyz");
     write(&s.join("m"), "M\x00cd");
+    write(&s.join("d"), "D\x00");
     s
 }
 
@@ -136,7 +143,12 @@ fn campaign_finds_dedups_replays_and_minimizes() {
         keys.contains(&null),
         "the null dereference (ASan's SEGV handler names it): {keys:?}"
     );
-    assert_eq!(keys.len(), 2, "one directory per unique finding: {keys:?}");
+    assert_eq!(
+        keys.len(),
+        2,
+        "one directory per unique finding, none for the crash that only follows an \
+         earlier overflow in the same process: {keys:?}"
+    );
     for d in &dirs {
         for f in ["input", "report.txt", "report.json", "replay.sh", "key"] {
             assert!(d.join(f).is_file(), "{} lacks {f}", d.display());
@@ -149,6 +161,10 @@ fn campaign_finds_dedups_replays_and_minimizes() {
     assert!(stats["execs"].as_u64().unwrap() > 100, "{stats}");
     assert!(stats["host_edges"].as_u64().unwrap() >= 5, "{stats}");
     assert_eq!(stats["mode"], "persistent");
+    assert!(
+        stats["unreproduced"].as_u64().unwrap() > 0,
+        "a 'D' input after a recovered overflow crashes, and a fresh run does not: {stats}"
+    );
     let svg = std::fs::read_to_string(out.join("plot.svg")).unwrap();
     assert!(svg.starts_with("<svg") && svg.contains("unique crashes"));
     // Replay: the same finding again, exit 1.

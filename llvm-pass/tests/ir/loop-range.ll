@@ -10,6 +10,10 @@
 ; RUN: %calls %opt %s 2>/dev/null | FileCheck %s
 ; RUN: %llc %t.ll -o %t.ptx
 ; RUN: %ptxas %t.ptx -o %t.cubin
+; A fuzz build (CUSAFE_PASS_RECOVER=skip) skips each failing access: nothing is hoisted,
+; the store in @counted keeps its own check in the loop.
+; RUN: env CUSAFE_PASS_INLINE_COLD=0 CUSAFE_PASS_RECOVER=skip %opt %s 2>%t.skip.stats | FileCheck %s --check-prefix=SKIP
+; RUN: FileCheck %s --check-prefix=SKIPSTATS < %t.skip.stats
 target datalayout = "e-i64:64-i128:128-v16:16-v32:32-n16:32:64"
 target triple = "nvptx64-nvidia-cuda"
 
@@ -20,6 +24,12 @@ target triple = "nvptx64-nvidia-cuda"
 ; CHECK-LABEL: loop:
 ; CHECK-NOT: call i32 @__cusafe_
 ; CHECK: ret void
+; SKIP-LABEL: define void @counted(
+; SKIP-LABEL: ph:
+; SKIP-NOT: call i32 @__cusafe_fail
+; SKIP-LABEL: loop:
+; SKIP: call i32 @__cusafe_fail
+; SKIPSTATS: kernel counted: 1 checks {{.*}} 0 loop ranges
 ; STATS: kernel counted: 1 checks (0 loads, 0 stores, 0 atomics, 0 ranges; 0 against known objects), {{.*}} 1 loop ranges
 define void @counted(ptr %a, i64 %n) {
 entry:
