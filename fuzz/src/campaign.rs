@@ -1,6 +1,7 @@
 //! One client's campaign: LibAFL's fork-server executor over the target, host and
 //! device edges as two map observers (both feed the corpus, counted apart), the
-//! [`Oracle`] as the objective, havoc and token mutations, and the loop that prints
+//! [`Oracle`] as the objective, havoc and token mutations, a stage of number changes for
+//! text formats, and the loop that prints
 //! the status line and writes the statistics.
 
 use std::path::PathBuf;
@@ -33,6 +34,7 @@ use crate::crashes::Crashes;
 use crate::env::{self, ReportFiles};
 use crate::finding::Reader;
 use crate::memcheck::Memcheck;
+use crate::numbers::AsciiNumberMutator;
 use crate::oracle::{Baseline, Novelty, Oracle};
 use crate::outdir::OutDir;
 use crate::stats::Snapshot;
@@ -253,7 +255,11 @@ where
 
     let mutator =
         HavocScheduledMutator::with_max_stack_pow(havoc_mutations().merge(tokens_mutations()), 6);
-    let mut stages = tuple_list!(StdMutationalStage::new(mutator));
+    // Text formats: a stage of single number changes (skips inputs without digits).
+    let mut stages = tuple_list!(
+        StdMutationalStage::new(mutator),
+        StdMutationalStage::new(AsciiNumberMutator)
+    );
 
     let start = Instant::now();
     let mut last_stats = Instant::now();

@@ -208,6 +208,22 @@ pub struct NewReports {
     pub text: String,
 }
 
+impl NewReports {
+    /// The finding that names the input: its first host (ASan) report when it has one,
+    /// else its first report. ASan goes on after a host report in a persistent target,
+    /// so what the program does next runs on memory the bug may have overwritten; a
+    /// device report that follows (measured: an edge list's surplus edges written past
+    /// their array, then read back as vertex numbers the BFS kernel indexes with) is a
+    /// consequence, not a bug of its own. Device reports skip their access and leave
+    /// the host's memory as it was.
+    pub fn primary(&self) -> Option<&Finding> {
+        self.findings
+            .iter()
+            .find(|f| f.tool == "asan")
+            .or_else(|| self.findings.first())
+    }
+}
+
 fn read_from(path: &Path, at: &mut u64) -> String {
     use std::io::{Read, Seek, SeekFrom};
     let Ok(mut f) = std::fs::File::open(path) else {
@@ -271,5 +287,34 @@ impl Reader {
             }
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn found(tool: &str, kind: &str, side: &str) -> Finding {
+        Finding {
+            side: side.into(),
+            ..Finding::from_end(kind, tool)
+        }
+    }
+
+    #[test]
+    fn a_host_report_names_the_input() {
+        let device = found("cusafe", "heap-buffer-overflow", "device");
+        let host = found("asan", "heap-buffer-overflow", "host");
+        let r = NewReports {
+            findings: vec![device.clone(), host.clone()],
+            text: String::new(),
+        };
+        assert_eq!(r.primary(), Some(&host));
+        let r = NewReports {
+            findings: vec![device.clone()],
+            text: String::new(),
+        };
+        assert_eq!(r.primary(), Some(&device));
+        assert_eq!(NewReports::default().primary(), None);
     }
 }

@@ -16,6 +16,7 @@
 //! | [`campaign`] | one client's fuzzing loop (executor, observers, feedbacks, stages) |
 //! | [`launch`] | several clients sharing a corpus through LibAFL's launcher and broker |
 //! | [`minimize`] | input minimisation that keeps the same finding |
+//! | [`numbers`] | the mutation for text formats: one decimal number to a nearby or boundary value |
 //! | [`outdir`] | the output directory's layout |
 
 pub mod campaign;
@@ -25,6 +26,7 @@ pub mod finding;
 pub mod launch;
 pub mod memcheck;
 pub mod minimize;
+pub mod numbers;
 pub mod oracle;
 pub mod outdir;
 pub mod plot;

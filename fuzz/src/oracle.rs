@@ -140,9 +140,9 @@ impl Oracle {
 
     fn judge(&mut self, input: &[u8], exit: &ExitKind) -> Option<(Finding, String)> {
         let new = self.reader.take(&self.target.program, &mut self.sym);
-        let mut text = new.text;
         let recovered_host = new.findings.iter().any(|f| f.tool == "asan");
-        let mut found = new.findings.into_iter().next();
+        let mut found = new.primary().cloned();
+        let mut text = new.text;
         let tainted = self.tainted;
         if matches!(exit, ExitKind::Crash | ExitKind::Timeout) {
             // The process that went on after a host report has ended.
@@ -189,7 +189,7 @@ impl Oracle {
     fn confirm(&mut self, input: &[u8], text: &mut String) -> Option<Finding> {
         match self.rerun(input, "confirm") {
             Ok(o) => {
-                let f = o.reports.findings.into_iter().next();
+                let f = o.reports.primary().cloned();
                 if f.is_some() {
                     *text = if o.reports.text.is_empty() {
                         o.output
@@ -202,7 +202,9 @@ impl Oracle {
                 f
             }
             Err(e) => {
-                eprintln!("cusafe fuzz: warning: cannot re-run an input to confirm its finding: {e}");
+                eprintln!(
+                    "cusafe fuzz: warning: cannot re-run an input to confirm its finding: {e}"
+                );
                 None
             }
         }
@@ -227,7 +229,7 @@ impl Oracle {
                 self.unconfirmed_timeouts -= 1;
                 Some(Finding::from_end("timeout", "timeout"))
             }
-            Ok(o) => o.reports.findings.into_iter().next(),
+            Ok(o) => o.reports.primary().cloned(),
             Err(e) => {
                 eprintln!("cusafe fuzz: warning: cannot re-run a timed-out input: {e}");
                 None

@@ -31,7 +31,7 @@ pub struct Outcome {
 impl Outcome {
     /// The first finding: a report, else the signal or the timeout.
     pub fn finding(&self) -> Option<Finding> {
-        if let Some(f) = self.reports.findings.first() {
+        if let Some(f) = self.reports.primary() {
             return Some(f.clone());
         }
         if self.timed_out {

@@ -9,15 +9,17 @@
 #   cost N     device coverage's cost on fixed inputs: every seed of every target run N
 #              times in one process (CUSAFE_FUZZ_REPEAT) by the fuzz build, the build without
 #              device edges and the warp build, three interleaved repetitions -> cost.tsv
-#   find S     all targets at once, S-second campaigns: cusafe persistent, the baseline,
-#              and cusafe persistent on the fixed variant              -> find.tsv
+#   find S [R] all targets at once, S-second campaigns: R each (default 1) of cusafe
+#              persistent and the baseline, one of cusafe persistent on the fixed
+#              variant                                             -> repK/find.tsv
 # Writes logs and per-campaign stats under OUT; env.txt says where and when.
-# Usage: run-fuzz.sh BUNDLE OUT PHASE [SECONDS]
+# Usage: run-fuzz.sh BUNDLE OUT PHASE [SECONDS] [REPS]
 set -uo pipefail
 bundle=$(cd "${1:?bundle}" && pwd)
 out=${2:?out}
 phase=${3:?phase: smoke, rate or find}
 secs=${4:-20}
+reps=${5:-1}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
@@ -79,25 +81,35 @@ cost)
   done
   ;;
 find)
-  mkdir -p "$out/find"
-  printf 'target\tmode\texecs_per_s\texecs\thost_edges\tdevice_edges\tunique\n' > "$out/find.tsv"
-  for t in $targets; do
-    for c in "cusafe::fuzz:" "baseline:--no-persistent --memcheck $cs:cov:@@" "fixed::fixed:"; do
-      IFS=: read -r name flags build at <<< "$c"
-      d="$out/find/$t.$name"
-      rm -rf "$d"
-      # shellcheck disable=SC2046,SC2086
-      (cd "$bundle" && timeout $((secs + 90)) "$fz" fuzz -q --stats-every 5 $flags $(dict "$t") -i "$t/seeds" -o "$d" -V "$secs" -- "./$t.$build" $at > "$d.log" 2>&1) &
+  # REPS campaigns of each target at once (cusafe and baseline), each in OUT/repK laid
+  # out as a run of its own; the fixed variants once, in rep1.
+  for k in $(seq 1 "$reps"); do
+    for t in $targets; do
+      for c in "cusafe::fuzz:" "baseline:--no-persistent --memcheck $cs:cov:@@" "fixed::fixed:"; do
+        IFS=: read -r name flags build at <<< "$c"
+        [ "$name" = fixed ] && [ "$k" != 1 ] && continue
+        d="$out/rep$k/find/$t.$name"
+        mkdir -p "$out/rep$k/find"
+        rm -rf "$d"
+        # A baseline's memcheck run can outlast the campaign by minutes: SIGINT ends the
+        # campaign (final stats written), SIGKILL 15 s later if it still runs.
+        # shellcheck disable=SC2046,SC2086
+        (cd "$bundle" && timeout -s INT -k 15 $((secs + 10)) "$fz" fuzz -q --stats-every 5 $flags $(dict "$t") -i "$t/seeds" -o "$d" -V "$secs" -- "./$t.$build" $at > "$d.log" 2>&1) &
+      done
     done
   done
   wait
-  for t in $targets; do
-    for name in cusafe baseline fixed; do
-      d="$out/find/$t.$name"
-      printf '%s\t%s\t%s\n' "$t" "$name" "$(stat_of "$d/stats.json")" >> "$out/find.tsv"
+  for k in $(seq 1 "$reps"); do
+    printf 'target\tmode\texecs_per_s\texecs\thost_edges\tdevice_edges\tunique\n' > "$out/rep$k/find.tsv"
+    for t in $targets; do
+      for name in cusafe baseline fixed; do
+        d="$out/rep$k/find/$t.$name"
+        [ -d "$d" ] && printf '%s\t%s\t%s\n' "$t" "$name" "$(stat_of "$d/stats.json")" >> "$out/rep$k/find.tsv"
+      done
     done
+    cp "$out/env.$phase.txt" "$out/rep$k/env.find.txt"
+    cat "$out/rep$k/find.tsv"
   done
-  cat "$out/find.tsv"
   ;;
 *) echo "run-fuzz.sh: unknown phase $phase (smoke, rate, find)" >&2; exit 2 ;;
 esac
