@@ -9,9 +9,9 @@
 #   cost N     device coverage's cost on fixed inputs: every seed of every target run N
 #              times in one process (CUSAFE_FUZZ_REPEAT) by the fuzz build, the build without
 #              device edges and the warp build, three interleaved repetitions -> cost.tsv
-#   find S [R] all targets at once, S-second campaigns: R each (default 1) of cusafe
-#              persistent and the baseline, one of cusafe persistent on the fixed
-#              variant                                             -> repK/find.tsv
+#   find S [R] R rounds (default 1), one after another, of S-second campaigns of all
+#              targets at once: cusafe persistent, the baseline, and cusafe persistent
+#              on the fixed variant                                -> repK/find.tsv
 # Writes logs and per-campaign stats under OUT; env.txt says where and when.
 # Usage: run-fuzz.sh BUNDLE OUT PHASE [SECONDS] [REPS]
 set -uo pipefail
@@ -81,15 +81,15 @@ cost)
   done
   ;;
 find)
-  # REPS campaigns of each target at once (cusafe and baseline), each in OUT/repK laid
-  # out as a run of its own; the fixed variants once, in rep1.
+  # REPS rounds, one after another, each a run of its own in OUT/repK: every target's
+  # cusafe, baseline and fixed-variant campaigns at once (18 processes; 42 at once
+  # starved the GPU and most campaigns never got past their seeds).
   for k in $(seq 1 "$reps"); do
+    mkdir -p "$out/rep$k/find"
     for t in $targets; do
       for c in "cusafe::fuzz:" "baseline:--no-persistent --memcheck $cs:cov:@@" "fixed::fixed:"; do
         IFS=: read -r name flags build at <<< "$c"
-        [ "$name" = fixed ] && [ "$k" != 1 ] && continue
         d="$out/rep$k/find/$t.$name"
-        mkdir -p "$out/rep$k/find"
         rm -rf "$d"
         # A baseline's memcheck run can outlast the campaign by minutes: SIGINT ends the
         # campaign (final stats written), SIGKILL 15 s later if it still runs.
@@ -97,8 +97,8 @@ find)
         (cd "$bundle" && timeout -s INT -k 15 $((secs + 10)) "$fz" fuzz -q --stats-every 5 $flags $(dict "$t") -i "$t/seeds" -o "$d" -V "$secs" -- "./$t.$build" $at > "$d.log" 2>&1) &
       done
     done
+    wait
   done
-  wait
   for k in $(seq 1 "$reps"); do
     printf 'target\tmode\texecs_per_s\texecs\thost_edges\tdevice_edges\tunique\n' > "$out/rep$k/find.tsv"
     for t in $targets; do
