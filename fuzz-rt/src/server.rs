@@ -84,4 +84,9 @@ pub fn start() {
     if let Err(e) = start_forkserver(&mut parent) {
         fail(&format!("fork server: {e}"));
     }
+    // In the child: it must not outlive the fork server (which ends when the engine
+    // does, even by SIGKILL) with its CUDA context; stopped between inputs, it would
+    // ignore any other signal.
+    // SAFETY: prctl with PR_SET_PDEATHSIG and a signal number.
+    unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
 }

@@ -235,6 +235,10 @@ where
         )
         .coverage_map_size(MAP_BYTES)
         .timeout(s.timeout)
+        // A persistent child waits between inputs stopped (SIGSTOP), where only SIGKILL
+        // reaches it: with LibAFL's default SIGTERM, every campaign's last child stayed
+        // behind with its CUDA context, and later campaigns on the GPU ran at ~1 exec/s.
+        .kill_signal(nix::sys::signal::Signal::SIGKILL)
         .is_persistent(persistent)
         .autotokens(&mut tokens);
     builder = match target.delivery {
