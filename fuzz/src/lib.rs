@@ -14,6 +14,7 @@
 //! | [`stats`] | the status line, `stats.json` and the history behind the plot |
 //! | [`plot`] | the SVG of edges and unique crashes over time |
 //! | [`campaign`] | one client's fuzzing loop (executor, observers, feedbacks, stages) |
+//! | [`logging`] | LibAFL's log on stderr (`CUSAFE_FUZZ_LOG=info`) |
 //! | [`launch`] | several clients sharing a corpus through LibAFL's launcher and broker |
 //! | [`minimize`] | input minimisation that keeps the same finding |
 //! | [`numbers`] | the mutation for text formats: one decimal number to a nearby or boundary value |
@@ -24,6 +25,7 @@ pub mod crashes;
 pub mod env;
 pub mod finding;
 pub mod launch;
+pub mod logging;
 pub mod memcheck;
 pub mod minimize;
 pub mod numbers;

