@@ -32,7 +32,7 @@ pub struct Spread {
     pub clients: usize,
     /// The broker's TCP port on this machine.
     pub broker_port: u16,
-    /// A broker on another machine to join instead of starting one here.
+    /// A broker on another machine that this machine's broker links to.
     pub remote_broker: Option<SocketAddr>,
     /// GPUs to deal clients over (`None`: do not touch `CUDA_VISIBLE_DEVICES`).
     pub gpus: Option<usize>,
@@ -41,14 +41,13 @@ pub struct Spread {
 /// Runs `spread.clients` clients of the campaign; returns when they have all ended.
 /// Client ids (and so their file names) start at 1.
 pub fn run(target: &Target, settings: &Settings, spread: &Spread) -> Result<()> {
-    if spread.clients == 0 {
-        return Err(Error::Usage("--clients must be at least 1".into()));
-    }
+    let clients = NonZeroUsize::new(spread.clients)
+        .ok_or_else(|| Error::Usage("--clients must be at least 1".into()))?;
     let origin = std::process::id();
     let cores = Cores::from((0..spread.clients).collect::<Vec<_>>());
     let provider = StdShMemProvider::new()?;
     let quiet = settings.quiet;
-    let broker = spawn_broker(provider.clone(), spread, quiet)?;
+    let broker = spawn_broker(provider.clone(), spread, clients, quiet)?;
     let run_client = |_state: Option<ClientState>, mgr, client: ClientDescription| {
         let id = client.id();
         let mut s = settings.clone();
@@ -91,9 +90,12 @@ pub fn run(target: &Target, settings: &Settings, spread: &Spread) -> Result<()> 
 /// 0.16's launcher drops `remote_broker_addr` on its way to the broker it spawns (the
 /// restarting manager passes `None`), and no entry ever crossed. Returns the broker's
 /// pid once it accepts connections.
-fn spawn_broker(provider: StdShMemProvider, spread: &Spread, quiet: bool) -> Result<Pid> {
-    let clients = NonZeroUsize::new(spread.clients)
-        .ok_or_else(|| Error::Usage("--clients must be at least 1".into()))?;
+fn spawn_broker(
+    provider: StdShMemProvider,
+    spread: &Spread,
+    clients: NonZeroUsize,
+    quiet: bool,
+) -> Result<Pid> {
     // SAFETY: single-threaded here (no client or broker thread exists yet).
     let pid = match unsafe { fork() } {
         Ok(ForkResult::Parent { child }) => child,
