@@ -81,8 +81,8 @@ cusafe flags:
                            coverage (one byte store per edge) besides the checks, recover-
                            capable device code that skips every failing access (no merged
                            or hoisted checks: CUSAFE_PASS_RECOVER=skip), libcusafe_fuzz.a
-                           and <cusafe/fuzz.h> (the persistent harness). With --cusafe-no-instrument: coverage
-                           only (the baseline's target)
+                           and <cusafe/fuzz.h> (the persistent harness). With
+                           --cusafe-no-instrument: coverage only (the baseline's target)
   --cusafe-fuzz-warp       as --cusafe-fuzz, but only a warp's first active lane stores
   --cusafe-fuzz-no-asan    fuzz build without host AddressSanitizer
   --cusafe-fuzz-no-device-edges

@@ -43,21 +43,22 @@ impl OutDir {
     pub fn target_json(&self) -> PathBuf {
         self.root.join("target.json")
     }
+    /// `stem.ext` for client 0 (a single campaign), `stem-<client>.ext` for a client of
+    /// several.
+    fn per_client(&self, stem: &str, ext: &str, client: usize) -> PathBuf {
+        if client == 0 {
+            self.root.join(format!("{stem}.{ext}"))
+        } else {
+            self.root.join(format!("{stem}-{client}.{ext}"))
+        }
+    }
     /// The latest statistics of client `client` (`stats.json` for client 0).
     pub fn stats(&self, client: usize) -> PathBuf {
-        if client == 0 {
-            self.root.join("stats.json")
-        } else {
-            self.root.join(format!("stats-{client}.json"))
-        }
+        self.per_client("stats", "json", client)
     }
     /// The statistics history of client `client`.
     pub fn history(&self, client: usize) -> PathBuf {
-        if client == 0 {
-            self.root.join("history.jsonl")
-        } else {
-            self.root.join(format!("history-{client}.jsonl"))
-        }
+        self.per_client("history", "jsonl", client)
     }
     /// The plot.
     pub fn plot(&self) -> PathBuf {

@@ -72,10 +72,11 @@ fn ready() -> bool {
     ok
 }
 
-fn build(dir: &Path) -> PathBuf {
-    let src = dir.join("tlv.cc");
-    write(&src, TARGET);
-    let exe = dir.join("tlv");
+/// Builds `source` as `dir/<name>.cc` with `cusafe-clang++ --cusafe-fuzz`; the program.
+fn compile(dir: &Path, name: &str, source: &str) -> PathBuf {
+    let src = dir.join(format!("{name}.cc"));
+    write(&src, source);
+    let exe = dir.join(name);
     let (code, _, stderr) = output(
         tool(CLANGXX)
             .args(["--cusafe-fuzz", "-O1", "-g"])
@@ -85,6 +86,16 @@ fn build(dir: &Path) -> PathBuf {
     );
     assert_eq!(code, 0, "{stderr}");
     exe
+}
+
+fn build(dir: &Path) -> PathBuf {
+    compile(dir, "tlv", TARGET)
+}
+
+/// A campaign's statistics file.
+fn stats(path: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap()
 }
 
 fn seeds(dir: &Path) -> PathBuf {
@@ -155,8 +166,7 @@ fn campaign_finds_dedups_replays_and_minimizes() {
         }
     }
     // stats.json, history and the plot.
-    let stats: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("stats.json")).unwrap()).unwrap();
+    let stats = stats(&out.join("stats.json"));
     assert_eq!(stats["unique_crashes"], 2);
     assert!(stats["execs"].as_u64().unwrap() > 100, "{stats}");
     assert!(stats["host_edges"].as_u64().unwrap() >= 5, "{stats}");
@@ -214,8 +224,8 @@ fn process_per_input_and_two_clients() {
             .arg("@@"),
     );
     assert!(code == 0 || code == 1, "{stderr}");
-    let stats = std::fs::read_to_string(out.join("stats.json")).unwrap();
-    assert!(stats.contains("\"mode\": \"file\""), "{stats}");
+    let one = stats(&out.join("stats.json"));
+    assert_eq!(one["mode"], "file", "{one}");
     // Two clients, one corpus: each client takes entries the other found.
     let out = t.path().join("out2");
     let (_, _, stderr) = output(
@@ -237,12 +247,7 @@ fn process_per_input_and_two_clients() {
     );
     let mut imported = 0;
     for c in 1..=2 {
-        let p = out.join(format!("stats-{c}.json"));
-        let s: serde_json::Value = serde_json::from_str(
-            &std::fs::read_to_string(&p)
-                .unwrap_or_else(|e| panic!("{}: {e}\n{stderr}", p.display())),
-        )
-        .unwrap();
+        let s = stats(&out.join(format!("stats-{c}.json")));
         assert!(s["execs"].as_u64().unwrap() > 0, "{s}");
         imported += s["imported"].as_u64().unwrap();
     }
@@ -267,10 +272,8 @@ CUSAFE_FUZZ_TARGET(data, size) {
 }
 "#;
 
-fn host_edges(stats: &Path) -> u64 {
-    let s: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(stats).unwrap()).unwrap();
-    s["host_edges"].as_u64().unwrap()
+fn host_edges(path: &Path) -> u64 {
+    stats(path)["host_edges"].as_u64().unwrap()
 }
 
 #[test]
@@ -279,17 +282,7 @@ fn a_second_launcher_joins_through_the_broker() {
         return;
     }
     let t = TempDir::new("fuzz5");
-    let src = t.path().join("magic.cc");
-    write(&src, MAGIC);
-    let exe = t.path().join("magic");
-    let (code, _, e) = output(
-        tool(CLANGXX)
-            .args(["--cusafe-fuzz", "-O1"])
-            .arg(&src)
-            .arg("-o")
-            .arg(&exe),
-    );
-    assert_eq!(code, 0, "{e}");
+    let exe = compile(t.path(), "magic", MAGIC);
     // Only the joining side knows the magic input.
     let plain = t.path().join("plain");
     write(&plain.join("1"), "aaaaaaaaa");
@@ -406,20 +399,11 @@ fn missing_at_at_is_an_error_for_a_whole_program() {
         return;
     }
     let t = TempDir::new("fuzz4");
-    let src = t.path().join("whole.cc");
-    write(
-        &src,
+    let exe = compile(
+        t.path(),
+        "whole",
         "#include <cstdio>\nint main(int c, char **v) { return c > 1 && v[1][0] == 'x'; }\n",
     );
-    let exe = t.path().join("whole");
-    let (code, _, e) = output(
-        tool(CLANGXX)
-            .args(["--cusafe-fuzz", "-O1"])
-            .arg(&src)
-            .arg("-o")
-            .arg(&exe),
-    );
-    assert_eq!(code, 0, "{e}");
     let seeds = t.path().join("seeds");
     write(&seeds.join("a"), "x");
     let (code, _, e) = output(
