@@ -65,10 +65,23 @@ impl Context {
             return Err(BackendError {
                 op: "cuCtxGetCurrent",
                 code: 0,
-                message: "no current context after cudaFree(0)".into(),
+                message: "no current context".into(),
             });
         }
         Ok(Context(c))
+    }
+
+    /// The calling thread's current context, if there is one (no error when none).
+    pub fn current_or_none() -> Option<Context> {
+        let mut c = std::ptr::null_mut();
+        // SAFETY: writes one handle.
+        let r = unsafe { cu::cuCtxGetCurrent(&mut c) };
+        (r == cu::CUresult::CUDA_SUCCESS && !c.is_null()).then_some(Context(c))
+    }
+
+    /// The raw handle.
+    pub fn raw(self) -> *mut std::ffi::c_void {
+        self.0.cast()
     }
 
     /// The device of the current context.

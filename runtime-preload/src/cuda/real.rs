@@ -17,8 +17,6 @@ pub const SUCCESS: CudaError = 0;
 pub const INVALID_VALUE: CudaError = 1;
 /// `cudaErrorMemoryAllocation`.
 pub const MEMORY_ALLOCATION: CudaError = 2;
-/// `cudaHostRegisterMapped`.
-pub const HOST_REGISTER_MAPPED: c_uint = 2;
 /// `cudaStream_t` (the same handle as the driver's `CUstream`).
 pub type Stream = *mut c_void;
 /// `cudaEvent_t`.
@@ -116,17 +114,36 @@ pub fn is_device_fault(e: CudaError) -> bool {
     DEVICE_FAULTS.iter().any(|&(c, _)| c == e)
 }
 
+thread_local! {
+    /// Set while the calling thread is inside a real runtime API function called by a
+    /// hook: the driver calls it makes were covered by that hook.
+    static INSIDE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether the calling thread is inside a real runtime API function a hook called (the
+/// driver hooks then pass their call straight through).
+pub fn inside_runtime_api() -> bool {
+    INSIDE.with(|c| c.get())
+}
+
+/// Runs `f` (a call of a real runtime API function) marked as inside the runtime API.
+fn inside<R>(f: impl FnOnce() -> R) -> R {
+    let was = INSIDE.with(|c| c.replace(true));
+    let r = f();
+    INSIDE.with(|c| c.set(was));
+    r
+}
+
 macro_rules! real_table {
-    ($($name:ident: fn($($arg:ty),*);)*) => {
-        /// Pointers to the real runtime functions.
+    ($($name:ident: fn($($arg:ident: $ty:ty),*);)*) => {
+        /// Pointers to the real runtime functions; call them through the methods of the
+        /// same names, which mark the call as inside the runtime API.
         #[allow(non_snake_case)]
         pub struct Real {
-            $(
-                #[doc = concat!("The real `", stringify!($name), "`.")]
-                pub $name: unsafe extern "C" fn($($arg),*) -> CudaError,
-            )*
+            $($name: unsafe extern "C" fn($($ty),*) -> CudaError,)*
         }
 
+        #[allow(non_snake_case)]
         impl Real {
             fn resolve() -> Result<Real, String> {
                 Ok(Real {
@@ -137,60 +154,76 @@ macro_rules! real_table {
                         unsafe {
                             std::mem::transmute::<
                                 *mut c_void,
-                                unsafe extern "C" fn($($arg),*) -> CudaError,
+                                unsafe extern "C" fn($($ty),*) -> CudaError,
                             >(p)
                         }
                     },)*
                 })
             }
+
+            $(
+                #[doc = concat!("Calls the real `", stringify!($name), "`.")]
+                ///
+                /// # Safety
+                /// As the runtime API function.
+                #[allow(clippy::too_many_arguments)]
+                pub unsafe fn $name(&self, $($arg: $ty),*) -> CudaError {
+                    // SAFETY: the caller keeps the function's contract.
+                    inside(|| unsafe { (self.$name)($($arg),*) })
+                }
+            )*
         }
     };
 }
 
 real_table! {
-    cudaMalloc: fn(*mut *mut c_void, usize);
-    cudaMallocPitch: fn(*mut *mut c_void, *mut usize, usize, usize);
-    cudaMalloc3D: fn(*mut PitchedPtr, Extent);
-    cudaFree: fn(*mut c_void);
-    cudaMemcpy: fn(*mut c_void, *const c_void, usize, c_int);
-    cudaMemcpyAsync: fn(*mut c_void, *const c_void, usize, c_int, Stream);
-    cudaMemcpy2D: fn(*mut c_void, usize, *const c_void, usize, usize, usize, c_int);
-    cudaMemcpy2DAsync: fn(*mut c_void, usize, *const c_void, usize, usize, usize, c_int, Stream);
-    cudaMemset: fn(*mut c_void, c_int, usize);
-    cudaMemsetAsync: fn(*mut c_void, c_int, usize, Stream);
-    cudaMemset2D: fn(*mut c_void, usize, c_int, usize, usize);
-    cudaLaunchKernel: fn(*const c_void, Dim3, Dim3, *mut *mut c_void, usize, Stream);
-    cudaLaunchKernel_ptsz: fn(*const c_void, Dim3, Dim3, *mut *mut c_void, usize, Stream);
-    cudaLaunchCooperativeKernel: fn(*const c_void, Dim3, Dim3, *mut *mut c_void, usize, Stream);
-    cudaLaunchCooperativeKernel_ptsz: fn(*const c_void, Dim3, Dim3, *mut *mut c_void, usize, Stream);
-    cudaLaunchKernelExC: fn(*const LaunchConfig, *const c_void, *mut *mut c_void);
-    cudaLaunchKernelExC_ptsz: fn(*const LaunchConfig, *const c_void, *mut *mut c_void);
-    cudaGraphAddKernelNode: fn(*mut *mut c_void, *mut c_void, *const *mut c_void, usize, *const KernelNodeParams);
-    cudaGraphKernelNodeSetParams: fn(*mut c_void, *const KernelNodeParams);
-    cudaGraphExecKernelNodeSetParams: fn(*mut c_void, *mut c_void, *const KernelNodeParams);
-    cudaGetFuncBySymbol: fn(*mut *mut c_void, *const c_void);
+    cudaMalloc: fn(a0: *mut *mut c_void, a1: usize);
+    cudaMallocPitch: fn(a0: *mut *mut c_void, a1: *mut usize, a2: usize, a3: usize);
+    cudaMalloc3D: fn(a0: *mut PitchedPtr, a1: Extent);
+    cudaFree: fn(a0: *mut c_void);
+    cudaMemcpy: fn(a0: *mut c_void, a1: *const c_void, a2: usize, a3: c_int);
+    cudaMemcpyAsync: fn(a0: *mut c_void, a1: *const c_void, a2: usize, a3: c_int, a4: Stream);
+    cudaMemcpy2D: fn(a0: *mut c_void, a1: usize, a2: *const c_void, a3: usize, a4: usize, a5: usize, a6: c_int);
+    cudaMemcpy2DAsync: fn(a0: *mut c_void, a1: usize, a2: *const c_void, a3: usize, a4: usize, a5: usize, a6: c_int, a7: Stream);
+    cudaMemset: fn(a0: *mut c_void, a1: c_int, a2: usize);
+    cudaMemsetAsync: fn(a0: *mut c_void, a1: c_int, a2: usize, a3: Stream);
+    cudaMemset2D: fn(a0: *mut c_void, a1: usize, a2: c_int, a3: usize, a4: usize);
+    cudaLaunchKernel: fn(a0: *const c_void, a1: Dim3, a2: Dim3, a3: *mut *mut c_void, a4: usize, a5: Stream);
+    cudaLaunchKernel_ptsz: fn(a0: *const c_void, a1: Dim3, a2: Dim3, a3: *mut *mut c_void, a4: usize, a5: Stream);
+    cudaLaunchCooperativeKernel: fn(a0: *const c_void, a1: Dim3, a2: Dim3, a3: *mut *mut c_void, a4: usize, a5: Stream);
+    cudaLaunchCooperativeKernel_ptsz: fn(a0: *const c_void, a1: Dim3, a2: Dim3, a3: *mut *mut c_void, a4: usize, a5: Stream);
+    cudaLaunchKernelExC: fn(a0: *const LaunchConfig, a1: *const c_void, a2: *mut *mut c_void);
+    cudaLaunchKernelExC_ptsz: fn(a0: *const LaunchConfig, a1: *const c_void, a2: *mut *mut c_void);
+    cudaGraphAddKernelNode: fn(a0: *mut *mut c_void, a1: *mut c_void, a2: *const *mut c_void, a3: usize, a4: *const KernelNodeParams);
+    cudaGraphKernelNodeSetParams: fn(a0: *mut c_void, a1: *const KernelNodeParams);
+    cudaGraphExecKernelNodeSetParams: fn(a0: *mut c_void, a1: *mut c_void, a2: *const KernelNodeParams);
+    cudaGetFuncBySymbol: fn(a0: *mut *mut c_void, a1: *const c_void);
     cudaDeviceSynchronize: fn();
     cudaDeviceReset: fn();
-    cudaStreamSynchronize: fn(Stream);
-    cudaEventSynchronize: fn(Event);
+    cudaStreamSynchronize: fn(a0: Stream);
+    cudaEventSynchronize: fn(a0: Event);
     cudaGetLastError: fn();
     cudaPeekAtLastError: fn();
-    cudaGetDevice: fn(*mut c_int);
-    cudaHostRegister: fn(*mut c_void, usize, c_uint);
-    cudaHostGetDevicePointer: fn(*mut *mut c_void, *mut c_void, c_uint);
+    cudaGetDevice: fn(a0: *mut c_int);
 }
 
 /// The real functions. Exits with a message when libcudart is not in the process
-/// (a hook can only run when something called the CUDA runtime).
+/// (a runtime API hook can only run when something called the CUDA runtime).
 pub fn real() -> &'static Real {
-    static REAL: OnceLock<Real> = OnceLock::new();
-    REAL.get_or_init(|| {
-        Real::resolve().unwrap_or_else(|e| {
-            eprintln!("cusafe: error: {e}");
-            // SAFETY: _exit has no preconditions.
-            unsafe { libc::_exit(1) }
-        })
+    try_real().unwrap_or_else(|e| {
+        eprintln!("cusafe: error: {e}");
+        // SAFETY: _exit has no preconditions.
+        unsafe { libc::_exit(1) }
     })
+}
+
+/// The real functions, or why they cannot be found (no libcudart in the process: a
+/// program built with static cudart, or one using the driver API only).
+pub fn try_real() -> Result<&'static Real, &'static str> {
+    static REAL: OnceLock<Result<Real, String>> = OnceLock::new();
+    REAL.get_or_init(Real::resolve)
+        .as_ref()
+        .map_err(String::as_str)
 }
 
 fn find(name: &'static str) -> Result<*mut c_void, String> {

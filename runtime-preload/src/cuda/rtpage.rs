@@ -2,17 +2,17 @@
 //! that device code writes records into) and the runtime page at the fixed address
 //! `RTPAGE_ADDR` (window 36) that tells device code where the report page is.
 //!
-//! The report page is the runtime's own `mmap`, registered with `cudaHostRegister`
-//! rather than allocated by CUDA, so the host can still read it after
-//! `cudaDeviceReset` (which frees every CUDA host allocation).
+//! The report page is the runtime's own `mmap`, registered with the driver's
+//! `cuMemHostRegister` rather than allocated by CUDA, so the host can still read it
+//! after `cudaDeviceReset` (which frees every CUDA host allocation). Only driver calls:
+//! the runtime also starts in processes without libcudart.
 
-use std::ffi::c_void;
-
+use cudarc::driver::sys as cu;
 use cusafe_format::pointer::WINDOW_SIZE;
 use cusafe_format::report::PAGE_BYTES;
 use cusafe_format::rtpage::{contents, RTPAGE_ADDR, RTPAGE_BYTES, RTPAGE_MAPPED_BYTES};
 
-use super::real::{real, HOST_REGISTER_MAPPED, SUCCESS};
+use super::driver::check;
 use super::vmm::VmmBackend;
 use crate::alloc::{Access, Backend, BackendError};
 use crate::report::page::init_page;
@@ -43,7 +43,6 @@ impl ReportPage {
 
 /// Maps, initialises and registers the report page.
 pub fn alloc_report_page() -> Result<ReportPage, String> {
-    let r = real();
     // SAFETY: a fresh private anonymous mapping, never unmapped after success.
     let host = unsafe {
         libc::mmap(
@@ -60,26 +59,30 @@ pub fn alloc_report_page() -> Result<ReportPage, String> {
     }
     // SAFETY: `host` points to MAPPED_BYTES >= PAGE_BYTES bytes we own.
     init_page(unsafe { std::slice::from_raw_parts_mut(host.cast::<u8>(), PAGE_BYTES) });
-    // SAFETY: the real runtime functions, called as documented.
-    let e = unsafe { (r.cudaHostRegister)(host, MAPPED_BYTES, HOST_REGISTER_MAPPED) };
-    if e != SUCCESS {
-        // SAFETY: unmaps the mapping made above.
-        unsafe { libc::munmap(host, MAPPED_BYTES) };
-        return Err(format!(
-            "cudaHostRegister of the report page failed (error {e})"
-        ));
-    }
-    let mut device: *mut c_void = std::ptr::null_mut();
-    // SAFETY: as above.
-    let e = unsafe { (r.cudaHostGetDevicePointer)(&mut device, host, 0) };
-    if e != SUCCESS {
-        return Err(format!(
-            "cudaHostGetDevicePointer of the report page failed (error {e})"
-        ));
-    }
+    // SAFETY: registers memory we own for the whole process; writes one address.
+    let registered = check("cuMemHostRegister", unsafe {
+        cu::cuMemHostRegister_v2(host, MAPPED_BYTES, cu::CU_MEMHOSTREGISTER_DEVICEMAP)
+    })
+    .and_then(|()| {
+        let mut device = 0;
+        check("cuMemHostGetDevicePointer", unsafe {
+            cu::cuMemHostGetDevicePointer_v2(&mut device, host, 0)
+        })
+        .map(|()| device)
+    });
+    let device = match registered {
+        Ok(d) => d,
+        Err(e) => {
+            // SAFETY: unmaps the mapping made above (never handed out).
+            unsafe { libc::munmap(host, MAPPED_BYTES) };
+            return Err(format!(
+                "the report page cannot be mapped for the device: {e}"
+            ));
+        }
+    };
     Ok(ReportPage {
         host: host.cast(),
-        device: device as u64,
+        device,
     })
 }
 

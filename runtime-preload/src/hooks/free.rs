@@ -1,9 +1,10 @@
-//! `cudaFree`: cusafe pointers (and poisoned ones) go to the tagged allocator, which
-//! refuses double and invalid frees with a report; everything else goes to the real
-//! `cudaFree`, and a pointer it refuses as invalid is reported as an invalid free. Like the real one, it waits for the device when a kernel was launched
-//! since the last device-wide sync, so a kernel still using the buffer finishes before
-//! its header is zeroed; unmapping (retired slabs, large blocks) always waits (in the
-//! VMM backend).
+//! `cudaFree` (and, through [`release`], the driver's frees): cusafe pointers (and
+//! poisoned ones) go to the tagged allocator, which refuses double and invalid frees
+//! with a report; everything else goes to the real free, and a pointer it refuses as
+//! invalid is reported as an invalid free. Like the real one, it waits for the device
+//! when a kernel was launched since the last device-wide sync, so a kernel still using
+//! the buffer finishes before its header is zeroed; unmapping (retired slabs, large
+//! blocks) always waits (in the VMM backend).
 
 use std::ffi::c_void;
 
@@ -18,17 +19,27 @@ use crate::runtime;
 /// Hook of `cudaFree`.
 #[no_mangle]
 pub unsafe extern "C" fn cudaFree(dev_ptr: *mut c_void) -> CudaError {
-    let p = dev_ptr as u64;
-    let mine = runtime::get()
-        .and_then(|rt| Some((rt, rt.heap()?)))
-        .filter(|_| is_cusafe(p) || is_poisoned(p));
+    // Started here so that even a first call freeing a foreign pointer is checked.
+    runtime::get();
+    release("cudaFree", dev_ptr as u64, || unsafe {
+        real().cudaFree(dev_ptr)
+    })
+}
+
+/// Frees `p` for `api`: a cusafe (or poisoned) pointer in the tagged allocator, anything
+/// else with `real`, whose refusal of a pointer no allocator knows becomes a report.
+pub(super) fn release(api: &'static str, p: u64, real: impl FnOnce() -> CudaError) -> CudaError {
+    let mine = (is_cusafe(p) || is_poisoned(p))
+        .then(runtime::initialized)
+        .flatten()
+        .and_then(|rt| Some((rt, rt.heap()?)));
     let Some((rt, heap)) = mine else {
-        let e = unsafe { (real().cudaFree)(dev_ptr) };
+        let e = real();
         // A pointer no allocator knows (host or stack memory, cudaMallocHost memory):
-        // the real cudaFree refuses it; say so instead of leaving a bare error code.
+        // the real free refuses it; say so instead of leaving a bare error code.
         if e == INVALID_VALUE && p != 0 {
             if let Some(rt) = runtime::initialized() {
-                if let Some(r) = free_report("cudaFree", &FreeError::NotAllocated { ptr: p }) {
+                if let Some(r) = free_report(api, &FreeError::NotAllocated { ptr: p }) {
                     rt.report(r);
                 }
             }
@@ -44,7 +55,7 @@ pub unsafe extern "C" fn cudaFree(dev_ptr: *mut c_void) -> CudaError {
     match heap.free(p, rt.site()) {
         Ok(b) => {
             rt.trace(2, || {
-                format!("cudaFree({p:#x}) (buffer #{}, {} bytes)", b.id, b.size)
+                format!("{api}({p:#x}) (buffer #{}, {} bytes)", b.id, b.size)
             });
             SUCCESS
         }
@@ -56,7 +67,7 @@ pub unsafe extern "C" fn cudaFree(dev_ptr: *mut c_void) -> CudaError {
             SUCCESS
         }
         Err(e) => {
-            if let Some(r) = free_report("cudaFree", &e) {
+            if let Some(r) = free_report(api, &e) {
                 rt.report(r);
             }
             INVALID_VALUE

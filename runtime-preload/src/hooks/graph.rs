@@ -41,7 +41,7 @@ pub unsafe extern "C" fn cudaGraphAddKernelNode(
     params: *const KernelNodeParams,
 ) -> CudaError {
     with_windows(params, |p| unsafe {
-        (real().cudaGraphAddKernelNode)(node, graph, deps, ndeps, p)
+        real().cudaGraphAddKernelNode(node, graph, deps, ndeps, p)
     })
 }
 
@@ -52,7 +52,7 @@ pub unsafe extern "C" fn cudaGraphKernelNodeSetParams(
     params: *const KernelNodeParams,
 ) -> CudaError {
     with_windows(params, |p| unsafe {
-        (real().cudaGraphKernelNodeSetParams)(node, p)
+        real().cudaGraphKernelNodeSetParams(node, p)
     })
 }
 
@@ -64,6 +64,6 @@ pub unsafe extern "C" fn cudaGraphExecKernelNodeSetParams(
     params: *const KernelNodeParams,
 ) -> CudaError {
     with_windows(params, |p| unsafe {
-        (real().cudaGraphExecKernelNodeSetParams)(exec, node, p)
+        real().cudaGraphExecKernelNodeSetParams(exec, node, p)
     })
 }

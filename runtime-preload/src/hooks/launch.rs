@@ -52,7 +52,7 @@ macro_rules! classic_launch {
             stream: Stream,
         ) -> CudaError {
             launch(Kernel::Stub(func as usize), args, $stream(stream), |a| unsafe {
-                (real().$name)(func, grid, block, a, shared_mem, stream)
+                real().$name(func, grid, block, a, shared_mem, stream)
             })
         }
     )*};
@@ -75,7 +75,7 @@ pub unsafe extern "C" fn cudaLaunchKernelExC(
     // SAFETY: the program passes a valid configuration (a null one reaches the real call).
     let stream = unsafe { config.as_ref() }.map_or(0, |c| c.stream as usize);
     launch(Kernel::Stub(func as usize), args, stream, |a| unsafe {
-        (real().cudaLaunchKernelExC)(config, func, a)
+        real().cudaLaunchKernelExC(config, func, a)
     })
 }
 
@@ -89,6 +89,6 @@ pub unsafe extern "C" fn cudaLaunchKernelExC_ptsz(
     // SAFETY: as in `cudaLaunchKernelExC`.
     let stream = unsafe { config.as_ref() }.map_or(PER_THREAD, |c| ptsz(c.stream));
     launch(Kernel::Stub(func as usize), args, stream, |a| unsafe {
-        (real().cudaLaunchKernelExC_ptsz)(config, func, a)
+        real().cudaLaunchKernelExC_ptsz(config, func, a)
     })
 }

@@ -16,7 +16,7 @@ use crate::runtime::{self, Heap, Runtime};
 
 /// Tries a tagged allocation of `size` bytes for `api`. On success runs `store` with
 /// the payload pointer; `None` means "not for cusafe: call the real function".
-fn tagged(
+pub(super) fn tagged(
     rt: &Runtime,
     heap: &Heap,
     api: &str,
@@ -63,7 +63,7 @@ pub unsafe extern "C" fn cudaMalloc(dev_ptr: *mut *mut c_void, size: usize) -> C
                 *dev_ptr = p as *mut c_void
             })
         });
-    done.unwrap_or_else(|| polled(unsafe { (real().cudaMalloc)(dev_ptr, size) }))
+    done.unwrap_or_else(|| polled(unsafe { real().cudaMalloc(dev_ptr, size) }))
 }
 
 /// Hook of `cudaMallocPitch`.
@@ -86,9 +86,7 @@ pub unsafe extern "C" fn cudaMallocPitch(
             }
         })
     });
-    done.unwrap_or_else(|| {
-        polled(unsafe { (real().cudaMallocPitch)(dev_ptr, pitch, width, height) })
-    })
+    done.unwrap_or_else(|| polled(unsafe { real().cudaMallocPitch(dev_ptr, pitch, width, height) }))
 }
 
 /// Hook of `cudaMalloc3D`.
@@ -112,5 +110,5 @@ pub unsafe extern "C" fn cudaMalloc3D(pitched: *mut PitchedPtr, extent: Extent) 
             }
         })
     });
-    done.unwrap_or_else(|| polled(unsafe { (real().cudaMalloc3D)(pitched, extent) }))
+    done.unwrap_or_else(|| polled(unsafe { real().cudaMalloc3D(pitched, extent) }))
 }

@@ -9,10 +9,11 @@ use super::checked;
 use crate::check::{extent_2d, ApiRange};
 use crate::cuda::real::{real, CudaError, Stream};
 
-fn ranges(
+/// The destination and source operands of a copy.
+pub(super) fn ranges(
     api: &'static str,
-    dst: *mut c_void,
-    src: *const c_void,
+    dst: u64,
+    src: u64,
     dst_len: u64,
     src_len: u64,
 ) -> [ApiRange; 2] {
@@ -20,14 +21,14 @@ fn ranges(
         ApiRange {
             api,
             operand: "dst",
-            ptr: dst as u64,
+            ptr: dst,
             len: dst_len,
             write: true,
         },
         ApiRange {
             api,
             operand: "src",
-            ptr: src as u64,
+            ptr: src,
             len: src_len,
             write: false,
         },
@@ -43,9 +44,10 @@ pub unsafe extern "C" fn cudaMemcpy(
     kind: c_int,
 ) -> CudaError {
     let n = count as u64;
-    checked(&ranges("cudaMemcpy", dst, src, n, n), || unsafe {
-        (real().cudaMemcpy)(dst, src, count, kind)
-    })
+    checked(
+        &ranges("cudaMemcpy", dst as u64, src as u64, n, n),
+        || unsafe { real().cudaMemcpy(dst, src, count, kind) },
+    )
 }
 
 /// Hook of `cudaMemcpyAsync`.
@@ -58,9 +60,10 @@ pub unsafe extern "C" fn cudaMemcpyAsync(
     stream: Stream,
 ) -> CudaError {
     let n = count as u64;
-    checked(&ranges("cudaMemcpyAsync", dst, src, n, n), || unsafe {
-        (real().cudaMemcpyAsync)(dst, src, count, kind, stream)
-    })
+    checked(
+        &ranges("cudaMemcpyAsync", dst as u64, src as u64, n, n),
+        || unsafe { real().cudaMemcpyAsync(dst, src, count, kind, stream) },
+    )
 }
 
 /// Hook of `cudaMemcpy2D`.
@@ -77,13 +80,13 @@ pub unsafe extern "C" fn cudaMemcpy2D(
     let (w, h) = (width as u64, height as u64);
     let r = ranges(
         "cudaMemcpy2D",
-        dst,
-        src,
+        dst as u64,
+        src as u64,
         extent_2d(dpitch as u64, w, h),
         extent_2d(spitch as u64, w, h),
     );
     checked(&r, || unsafe {
-        (real().cudaMemcpy2D)(dst, dpitch, src, spitch, width, height, kind)
+        real().cudaMemcpy2D(dst, dpitch, src, spitch, width, height, kind)
     })
 }
 
@@ -103,12 +106,12 @@ pub unsafe extern "C" fn cudaMemcpy2DAsync(
     let (w, h) = (width as u64, height as u64);
     let r = ranges(
         "cudaMemcpy2DAsync",
-        dst,
-        src,
+        dst as u64,
+        src as u64,
         extent_2d(dpitch as u64, w, h),
         extent_2d(spitch as u64, w, h),
     );
     checked(&r, || unsafe {
-        (real().cudaMemcpy2DAsync)(dst, dpitch, src, spitch, width, height, kind, stream)
+        real().cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, height, kind, stream)
     })
 }

@@ -7,11 +7,12 @@ use super::checked;
 use crate::check::{extent_2d, ApiRange};
 use crate::cuda::real::{real, CudaError, Stream};
 
-fn range(api: &'static str, ptr: *mut c_void, len: u64) -> [ApiRange; 1] {
+/// The written operand of a set.
+pub(super) fn range(api: &'static str, ptr: u64, len: u64) -> [ApiRange; 1] {
     [ApiRange {
         api,
         operand: "devPtr",
-        ptr: ptr as u64,
+        ptr,
         len,
         write: true,
     }]
@@ -20,9 +21,10 @@ fn range(api: &'static str, ptr: *mut c_void, len: u64) -> [ApiRange; 1] {
 /// Hook of `cudaMemset`.
 #[no_mangle]
 pub unsafe extern "C" fn cudaMemset(dev_ptr: *mut c_void, value: c_int, count: usize) -> CudaError {
-    checked(&range("cudaMemset", dev_ptr, count as u64), || unsafe {
-        (real().cudaMemset)(dev_ptr, value, count)
-    })
+    checked(
+        &range("cudaMemset", dev_ptr as u64, count as u64),
+        || unsafe { real().cudaMemset(dev_ptr, value, count) },
+    )
 }
 
 /// Hook of `cudaMemsetAsync`.
@@ -34,8 +36,8 @@ pub unsafe extern "C" fn cudaMemsetAsync(
     stream: Stream,
 ) -> CudaError {
     checked(
-        &range("cudaMemsetAsync", dev_ptr, count as u64),
-        || unsafe { (real().cudaMemsetAsync)(dev_ptr, value, count, stream) },
+        &range("cudaMemsetAsync", dev_ptr as u64, count as u64),
+        || unsafe { real().cudaMemsetAsync(dev_ptr, value, count, stream) },
     )
 }
 
@@ -49,7 +51,7 @@ pub unsafe extern "C" fn cudaMemset2D(
     height: usize,
 ) -> CudaError {
     let len = extent_2d(pitch as u64, width as u64, height as u64);
-    checked(&range("cudaMemset2D", dev_ptr, len), || unsafe {
-        (real().cudaMemset2D)(dev_ptr, pitch, value, width, height)
+    checked(&range("cudaMemset2D", dev_ptr as u64, len), || unsafe {
+        real().cudaMemset2D(dev_ptr, pitch, value, width, height)
     })
 }

@@ -1,10 +1,17 @@
-//! The exported CUDA runtime functions, one file per family. Each does its cusafe work
-//! and calls the real function (`crate::cuda::real`); everything else in the CUDA
-//! runtime is left alone.
+//! The exported CUDA functions, one file per family. Each does its cusafe work and calls
+//! the real function; everything else in CUDA is left alone.
+//!
+//! * Runtime API (`cudaMalloc`, ...): `malloc.rs`, `free.rs`, `memcpy.rs`, `memset.rs`,
+//!   `launch.rs`, `graph.rs`, `sync.rs`, `reset.rs`; the real functions are in
+//!   `crate::cuda::real`.
+//! * Driver API: `driver/`, one table of every hooked entry point, reached by linking,
+//!   by `dlsym` (`dlsym.rs`) and by `cuGetProcAddress` (`procaddr.rs`).
+//! * `fuzz.rs`: the fuzzing hooks.
 
 #![allow(non_snake_case)]
 
-mod driver_launch;
+mod dlsym;
+mod driver;
 mod free;
 mod fuzz;
 mod graph;
@@ -12,6 +19,7 @@ mod launch;
 mod malloc;
 mod memcpy;
 mod memset;
+mod procaddr;
 mod reset;
 mod sync;
 

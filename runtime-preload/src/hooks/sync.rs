@@ -12,30 +12,30 @@ use crate::runtime;
 pub unsafe extern "C" fn cudaDeviceSynchronize() -> CudaError {
     match runtime::initialized() {
         Some(rt) => rt.after_call(rt.device_sync()),
-        None => unsafe { (real().cudaDeviceSynchronize)() },
+        None => unsafe { real().cudaDeviceSynchronize() },
     }
 }
 
 /// Hook of `cudaStreamSynchronize`.
 #[no_mangle]
 pub unsafe extern "C" fn cudaStreamSynchronize(stream: Stream) -> CudaError {
-    polled(unsafe { (real().cudaStreamSynchronize)(stream) })
+    polled(unsafe { real().cudaStreamSynchronize(stream) })
 }
 
 /// Hook of `cudaEventSynchronize`.
 #[no_mangle]
 pub unsafe extern "C" fn cudaEventSynchronize(event: Event) -> CudaError {
-    polled(unsafe { (real().cudaEventSynchronize)(event) })
+    polled(unsafe { real().cudaEventSynchronize(event) })
 }
 
 /// Hook of `cudaGetLastError`.
 #[no_mangle]
 pub unsafe extern "C" fn cudaGetLastError() -> CudaError {
-    polled(unsafe { (real().cudaGetLastError)() })
+    polled(unsafe { real().cudaGetLastError() })
 }
 
 /// Hook of `cudaPeekAtLastError`.
 #[no_mangle]
 pub unsafe extern "C" fn cudaPeekAtLastError() -> CudaError {
-    polled(unsafe { (real().cudaPeekAtLastError)() })
+    polled(unsafe { real().cudaPeekAtLastError() })
 }

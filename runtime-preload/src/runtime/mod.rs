@@ -11,8 +11,12 @@ use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
+use cudarc::driver::sys as cu;
+
+use cusafe_format::pointer::{is_cusafe, is_poisoned};
+
 use crate::alloc::{AllocError, Allocator, BlockInfo, BlockTable, FreeError, Stats};
-use crate::cuda::driver::Context;
+use crate::cuda::driver::{code, Context};
 use crate::cuda::ordering::HeaderStream;
 use crate::cuda::real::{real, CudaError, SUCCESS};
 use crate::cuda::rtpage::ReportPage;
@@ -98,6 +102,8 @@ pub(crate) struct Runtime {
     synced: AtomicU64,
     /// Kernel layouts for launch-time windows, learnt on first launch.
     layouts: windows::Layouts,
+    /// Blocks left allocated on purpose (freed inside stream capture): not leaks.
+    kept: Mutex<Vec<u64>>,
 }
 
 static RUNTIME: OnceLock<Runtime> = OnceLock::new();
@@ -169,8 +175,47 @@ impl Runtime {
         let h = self.heap()?;
         let mut d = -1;
         // SAFETY: writes one int.
-        let e = unsafe { (real().cudaGetDevice)(&mut d) };
+        let e = unsafe { real().cudaGetDevice(&mut d) };
         (e == SUCCESS && d == h.device).then_some(h)
+    }
+
+    /// The heap, if it lives in the calling thread's current context (driver API
+    /// allocations in other contexts pass through untagged).
+    pub fn heap_in_current_context(&self) -> Option<&Heap> {
+        let h = self.heap()?;
+        (Context::current_or_none() == Some(h.ctx)).then_some(h)
+    }
+
+    /// Whether `p` is the tagged allocator's to free (a cusafe or poisoned pointer, with
+    /// a heap).
+    pub fn owns(&self, p: u64) -> bool {
+        (is_cusafe(p) || is_poisoned(p)) && self.heap().is_some()
+    }
+
+    /// The live block `p` points into, as (payload start, size).
+    pub fn user_range(&self, p: u64) -> Option<(u64, u64)> {
+        if !is_cusafe(p) || self.heap().is_none() {
+            return None;
+        }
+        self.with_table(|t| {
+            let b = t.lookup(p).filter(|b| !b.freed)?;
+            (p >= b.ptr && p - b.ptr < b.size.max(1)).then_some((b.ptr, b.size))
+        })
+    }
+
+    /// Leaves the block at `p` allocated for good, and out of the leak check.
+    pub fn keep_until_exit(&self, p: u64) {
+        self.kept.lock().unwrap_or_else(|e| e.into_inner()).push(p);
+    }
+
+    /// Whether `ctx` is the heap's context.
+    pub fn is_heap_context(&self, ctx: *mut std::ffi::c_void) -> bool {
+        self.heap.as_ref().is_some_and(|h| h.ctx.raw() == ctx)
+    }
+
+    /// The heap's device, if there is a heap.
+    pub fn heap_device(&self) -> Option<i32> {
+        self.heap.as_ref().map(|h| h.device)
     }
 
     /// A backtrace of the caller when `alloc_backtrace=1`.
@@ -199,16 +244,33 @@ impl Runtime {
         }
     }
 
-    /// Waits for the device with the real `cudaDeviceSynchronize` and notes that every
-    /// launch so far has finished.
+    /// Waits for the heap's context (the device) with the real `cuCtxSynchronize` and
+    /// notes that every launch so far has finished.
     pub fn device_sync(&self) -> CudaError {
         let seen = self.launches.load(Ordering::Acquire);
-        // SAFETY: the real runtime function.
-        let e = unsafe { (real().cudaDeviceSynchronize)() };
+        let e = match self.heap() {
+            Some(h) => {
+                let _ctx = h.ctx.enter();
+                // SAFETY: waits for the context made current above.
+                code(unsafe { cu::cuCtxSynchronize() })
+            }
+            None => SUCCESS,
+        };
+        self.note_synced(seen, e);
+        e
+    }
+
+    /// Notes that the launches counted as `seen` before a device-wide wait that
+    /// returned `e` have finished (when `e` is success).
+    pub fn note_synced(&self, seen: u64, e: CudaError) {
         if e == SUCCESS {
             self.synced.fetch_max(seen, Ordering::AcqRel);
         }
-        e
+    }
+
+    /// Launches counted so far (for [`Runtime::note_synced`]).
+    pub fn launch_count(&self) -> u64 {
+        self.launches.load(Ordering::Acquire)
     }
 
     /// The demangled name of the kernel launched last through a hook, if the driver

@@ -1,5 +1,6 @@
 //! Start-up, run once by the first hooked call that needs the runtime: options and
-//! output files; the real `cudaFree(0)` (creates the context, as cudart users do); the
+//! output files; the context (the program's current one, else the real `cudaFree(0)`
+//! creates cudart's primary context); the
 //! private write stream; the VMM backend; the report page and the runtime page; the 35
 //! tag windows; the exit handler. When a CUDA step fails, one warning says what is
 //! lost and the hooks pass everything through.
@@ -14,7 +15,7 @@ use super::{Heap, Runtime, MIN_PITCH_ALIGN};
 use crate::alloc::{Allocator, BackendError};
 use crate::cuda::driver::{attribute, driver_present, Context};
 use crate::cuda::ordering::HeaderStream;
-use crate::cuda::real::{real, SUCCESS};
+use crate::cuda::real::{try_real, SUCCESS};
 use crate::cuda::rtpage::{alloc_report_page, install_runtime_page};
 use crate::cuda::vmm::VmmBackend;
 use crate::options::Options;
@@ -46,6 +47,7 @@ impl Runtime {
             last_kernel: AtomicU64::new(0),
             synced: AtomicU64::new(0),
             layouts: Default::default(),
+            kept: Default::default(),
         };
         if let Err(why) = rt.start_cuda() {
             rt.warn(&format!(
@@ -61,13 +63,21 @@ impl Runtime {
     }
 
     fn start_cuda(&mut self) -> Result<(), String> {
-        // SAFETY: the real cudaFree(NULL) only initialises the runtime and its context.
-        let e = unsafe { (real().cudaFree)(std::ptr::null_mut()) };
-        if e != SUCCESS {
-            return Err(format!("the CUDA runtime failed to initialise (error {e})"));
-        }
         if !driver_present() {
             return Err("the CUDA driver library (libcuda.so.1) cannot be loaded".into());
+        }
+        // A driver hook starts the runtime in the program's current context; a runtime
+        // API hook may come first, before cudart made one: then the real cudaFree(NULL)
+        // initialises cudart and its primary context.
+        if Context::current_or_none().is_none() {
+            let r = try_real().map_err(|e| {
+                format!("no CUDA context is current and the CUDA runtime is not loaded ({e})")
+            })?;
+            // SAFETY: the real cudaFree(NULL) only initialises the runtime and its context.
+            let e = unsafe { r.cudaFree(std::ptr::null_mut()) };
+            if e != SUCCESS {
+                return Err(format!("the CUDA runtime failed to initialise (error {e})"));
+            }
         }
         let s = |e: BackendError| e.to_string();
         let ctx = Context::current().map_err(s)?;

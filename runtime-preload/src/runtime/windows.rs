@@ -153,7 +153,7 @@ impl Runtime {
             Kernel::Stub(stub) => {
                 let mut f = std::ptr::null_mut();
                 // SAFETY: writes one handle; `stub` is what the program launches.
-                let e = unsafe { (real().cudaGetFuncBySymbol)(&mut f, stub as *const c_void) };
+                let e = unsafe { real().cudaGetFuncBySymbol(&mut f, stub as *const c_void) };
                 if e != SUCCESS {
                     // Not a kernel the runtime knows: the real launch says so.
                     return Ok(None);

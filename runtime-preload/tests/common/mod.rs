@@ -19,6 +19,10 @@ pub struct Fixtures {
     pub scenario: PathBuf,
     /// The scenario program linked with libcusafe_rt.so before libcudart (no preload).
     pub linked: PathBuf,
+    /// The driver-API program that links no CUDA library (`driver_app.c`).
+    pub driver_app: PathBuf,
+    /// The driver-API program linked with libcuda (`-DLINKED`).
+    pub driver_app_linked: PathBuf,
 }
 
 /// The result of one run.
@@ -117,7 +121,11 @@ pub fn fixtures() -> &'static Fixtures {
         let rtl = format!("-L{}", rtdir.display());
         let rtr = format!("-Wl,-rpath,{}", rtdir.display());
         cc(&["-g", "-O0", "-Wall", "-Werror", &inc, "-o", &p("scenario_linked"), &s("scenario.c"), &rtl, "-Wl,--no-as-needed", "-lcusafe_rt", &ldir, "-lcudart", &rtr, &rpath, "-Wl,--undefined=__cusafe_rt_present", "-lpthread", "-ldl"]);
+        cc(&["-g", "-O0", "-Wall", "-Werror", &inc, "-o", &p("driver_app"), &s("driver_app.c"), "-ldl"]);
+        cc(&["-g", "-O0", "-Wall", "-Werror", "-DLINKED", &inc, "-o", &p("driver_app_linked"), &s("driver_app.c"), &ldir, "-l:libcuda.so.1", &rpath]);
         Fixtures {
+            driver_app: dir.join("driver_app"),
+            driver_app_linked: dir.join("driver_app_linked"),
             scenario: dir.join("scenario"),
             linked: dir.join("scenario_linked"),
             dir,
@@ -194,6 +202,18 @@ pub fn run_env(args: &[&str], options: &str, env: &[(&str, &str)]) -> Run {
 /// Runs the scenario program that links the runtime before libcudart (no preload).
 pub fn run_linked(args: &[&str], options: &str) -> Run {
     run_program(&fixtures().linked, false, args, options, &[])
+}
+
+/// Runs the driver-API program (`driver_app HOW SCENARIO`; HOW `linked` runs the copy
+/// linked with libcuda), with the runtime preloaded or not.
+pub fn run_driver_app(how: &str, scenario: &str, preload: bool, options: &str) -> Run {
+    let f = fixtures();
+    let exe = if how == "linked" {
+        &f.driver_app_linked
+    } else {
+        &f.driver_app
+    };
+    run_program(exe, preload, &[how, scenario], options, &[])
 }
 
 /// Runs `scenario ARGS` without the runtime (the fake CUDA alone).

@@ -1,0 +1,120 @@
+//! The driver's launches (`cuLaunchKernel`, `cuLaunchCooperativeKernel`,
+//! `cuLaunchKernelEx`, each also `_ptsz`): the same work as the runtime API's launches
+//! (`hooks/launch.rs`); static cudart's `cudaLaunchKernel` arrives here. Arguments
+//! packed in `extra` (no `kernelParams`) cannot take windows: such a launch of an
+//! instrumented kernel is refused with a message.
+
+use std::ffi::{c_uint, c_void};
+
+use cudarc::driver::sys as cu;
+
+use super::{Call, CuResult, Stream};
+use crate::hooks::launch::launch;
+use crate::runtime::Kernel;
+
+/// `CUfunction`.
+pub type Func = *mut c_void;
+/// `CUlaunchConfig`.
+pub type Config = cu::CUlaunchConfig;
+
+/// `CUDA_ERROR_INVALID_VALUE`: a launch the hook refused (it said why).
+const REFUSED: CuResult = 1;
+
+/// Launches `f` on `stream` through `go` (given the argument array to pass).
+fn driver_launch(
+    f: Func,
+    params: *mut *mut c_void,
+    stream: usize,
+    go: impl FnOnce(*mut *mut c_void) -> CuResult,
+) -> CuResult {
+    let mut result = None;
+    launch(Kernel::Function(f as usize), params, stream, |a| {
+        let r = go(a);
+        result = Some(r);
+        r
+    });
+    result.unwrap_or(REFUSED)
+}
+
+/// `cuLaunchKernel` (and `_ptsz`).
+pub(super) unsafe fn classic(
+    real: unsafe extern "C" fn(
+        Func,
+        c_uint,
+        c_uint,
+        c_uint,
+        c_uint,
+        c_uint,
+        c_uint,
+        c_uint,
+        Stream,
+        *mut *mut c_void,
+        *mut *mut c_void,
+    ) -> CuResult,
+    call: Call,
+    f: Func,
+    gx: c_uint,
+    gy: c_uint,
+    gz: c_uint,
+    bx: c_uint,
+    by: c_uint,
+    bz: c_uint,
+    shared: c_uint,
+    stream: Stream,
+    params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+) -> CuResult {
+    driver_launch(f, params, call.stream(stream), |a| unsafe {
+        // SAFETY: the caller's arguments, with the windowed argument array.
+        real(f, gx, gy, gz, bx, by, bz, shared, stream, a, extra)
+    })
+}
+
+/// `cuLaunchCooperativeKernel` (and `_ptsz`).
+pub(super) unsafe fn cooperative(
+    real: unsafe extern "C" fn(
+        Func,
+        c_uint,
+        c_uint,
+        c_uint,
+        c_uint,
+        c_uint,
+        c_uint,
+        c_uint,
+        Stream,
+        *mut *mut c_void,
+    ) -> CuResult,
+    call: Call,
+    f: Func,
+    gx: c_uint,
+    gy: c_uint,
+    gz: c_uint,
+    bx: c_uint,
+    by: c_uint,
+    bz: c_uint,
+    shared: c_uint,
+    stream: Stream,
+    params: *mut *mut c_void,
+) -> CuResult {
+    driver_launch(f, params, call.stream(stream), |a| unsafe {
+        // SAFETY: the caller's arguments, with the windowed argument array.
+        real(f, gx, gy, gz, bx, by, bz, shared, stream, a)
+    })
+}
+
+/// `cuLaunchKernelEx` (and `_ptsz`).
+pub(super) unsafe fn ex(
+    real: unsafe extern "C" fn(*const Config, Func, *mut *mut c_void, *mut *mut c_void) -> CuResult,
+    call: Call,
+    config: *const Config,
+    f: Func,
+    params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+) -> CuResult {
+    // SAFETY: the program passes a valid configuration (a null one reaches the real call).
+    let stream = unsafe { config.as_ref() }.map_or(std::ptr::null_mut(), |c| c.hStream.cast());
+    driver_launch(f, params, call.stream(stream), |a| unsafe {
+        // SAFETY: the caller's arguments, with the windowed argument array.
+        real(config, f, a, extra)
+    })
+}

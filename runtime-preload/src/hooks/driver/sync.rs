@@ -1,0 +1,82 @@
+//! The driver's waits (`cuCtxSynchronize`, `cuStreamSynchronize`, `cuEventSynchronize`),
+//! where a trapped kernel's error shows up: passed through, then the report page is
+//! polled. And the teardown of the runtime's context (`cuDevicePrimaryCtxReset_v2`,
+//! which static cudart's `cudaDeviceReset` calls, and `cuCtxDestroy_v2`): handled like
+//! `cudaDeviceReset`.
+//!
+//! `cuCtxSynchronize` takes the context argument of its CUDA 13 form
+//! (`cuCtxSynchronize_v2`, which `cuGetProcAddress` may hand out under the same name)
+//! and passes it on; the older form takes none and never reads it (arguments travel in
+//! registers on every supported ABI).
+
+use std::ffi::{c_int, c_void};
+
+use super::{Call, Ctx, CuResult, Stream};
+use crate::hooks::polled;
+use crate::runtime;
+
+/// `cuCtxSynchronize`: also tells the runtime that every launch so far has finished
+/// when the context waited for is the runtime's (the current one, for a null `ctx`).
+pub(super) unsafe fn context(
+    real: unsafe extern "C" fn(Ctx) -> CuResult,
+    _call: Call,
+    ctx: Ctx,
+) -> CuResult {
+    let Some(rt) = runtime::initialized() else {
+        // SAFETY: the caller's argument.
+        return unsafe { real(ctx) };
+    };
+    let seen = rt.launch_count();
+    // SAFETY: the caller's argument.
+    let e = unsafe { real(ctx) };
+    if rt.heap_in_current_context().is_some() {
+        rt.note_synced(seen, e);
+    }
+    rt.after_call(e)
+}
+
+/// `cuStreamSynchronize` (and `_ptsz`).
+pub(super) unsafe fn stream(
+    real: unsafe extern "C" fn(Stream) -> CuResult,
+    _call: Call,
+    stream: Stream,
+) -> CuResult {
+    // SAFETY: the caller's argument.
+    polled(unsafe { real(stream) })
+}
+
+/// `cuEventSynchronize`.
+pub(super) unsafe fn event(
+    real: unsafe extern "C" fn(*mut c_void) -> CuResult,
+    _call: Call,
+    event: *mut c_void,
+) -> CuResult {
+    // SAFETY: the caller's argument.
+    polled(unsafe { real(event) })
+}
+
+/// `cuDevicePrimaryCtxReset_v2`.
+pub(super) unsafe fn primary_reset(
+    real: unsafe extern "C" fn(c_int) -> CuResult,
+    _call: Call,
+    dev: c_int,
+) -> CuResult {
+    if let Some(rt) = runtime::initialized().filter(|rt| rt.heap_device() == Some(dev)) {
+        rt.note_reset();
+    }
+    // SAFETY: the caller's argument.
+    polled(unsafe { real(dev) })
+}
+
+/// `cuCtxDestroy_v2`.
+pub(super) unsafe fn destroy(
+    real: unsafe extern "C" fn(Ctx) -> CuResult,
+    _call: Call,
+    ctx: Ctx,
+) -> CuResult {
+    if let Some(rt) = runtime::initialized().filter(|rt| rt.is_heap_context(ctx)) {
+        rt.note_reset();
+    }
+    // SAFETY: the caller's argument.
+    polled(unsafe { real(ctx) })
+}

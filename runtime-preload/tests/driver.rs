@@ -1,0 +1,129 @@
+//! The driver-level hooks, through a program that reaches the (fake) driver the way
+//! static cudart and the frameworks do: `dlopen` of libcuda, then `cuGetProcAddress`
+//! (CUDA 12 and 11 forms) or `dlsym` of each export, or ordinary linking. Every route
+//! must see the same bugs with the right kind and API, and correct code must pass
+//! untouched.
+
+mod common;
+
+use common::{assert_has, run_driver_app, run_env, Run};
+
+/// Every way `driver_app` can reach the driver.
+const ROUTES: [&str; 4] = ["procaddr", "procaddr-v1", "dlsym", "linked"];
+
+fn app(how: &str, scenario: &str) -> Run {
+    run_driver_app(how, scenario, true, "detect_leaks=1")
+}
+
+#[test]
+fn correct_driver_api_code_runs_unreported_on_every_route() {
+    for how in ROUTES {
+        let r = app(how, "ok");
+        assert_eq!(r.code, 0, "{how}: {r:?}");
+        assert_eq!(r.stdout, "ok 7\n", "{how}: {r:?}");
+        assert!(!r.stderr.contains("ERROR"), "{how}: {r:?}");
+    }
+}
+
+#[test]
+fn allocations_through_the_driver_are_tagged_on_every_route() {
+    for how in ROUTES {
+        let r = run_driver_app(how, "ok", true, "verbosity=2");
+        assert_has(
+            &r.stderr,
+            &["cusafe: ready on device 0", "cuMemAlloc(100) = 0x"],
+        );
+        assert!(r.stderr.contains("cuMemFree(0x"), "{how}: {r:?}");
+    }
+}
+
+#[test]
+fn copy_and_set_overflows_through_the_driver_are_reported_on_every_route() {
+    let cases = [
+        (
+            "htod-overflow",
+            "cuMemcpyHtoD",
+            "WRITE of range of 101 bytes",
+        ),
+        ("dtoh-overflow", "cuMemcpyDtoH", "READ of range of 64 bytes"),
+        (
+            "memset-overflow",
+            "cuMemsetD8",
+            "WRITE of range of 112 bytes",
+        ),
+    ];
+    for how in ROUTES {
+        for (scenario, api, access) in cases {
+            let r = app(how, scenario);
+            assert_eq!(r.code, 1, "{how} {scenario}: {r:?}");
+            assert_has(&r.stderr, &["api-out-of-bounds", api, access, "100-byte"]);
+            // Without the runtime the same program notices nothing.
+            let plain = run_driver_app(how, scenario, false, "");
+            assert!(
+                !plain.stderr.contains("cusafe"),
+                "{how} {scenario}: {plain:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn double_and_interior_frees_through_the_driver_are_reported_on_every_route() {
+    for how in ROUTES {
+        let r = app(how, "double-free");
+        assert_eq!(r.code, 1, "{how}: {r:?}");
+        assert_has(&r.stderr, &["ERROR: cusafe: double-free", "cuMemFree"]);
+        let r = app(how, "interior-free");
+        assert_eq!(r.code, 1, "{how}: {r:?}");
+        assert_has(
+            &r.stderr,
+            &[
+                "ERROR: cusafe: invalid-free",
+                "cuMemFree",
+                "interior pointer",
+            ],
+        );
+    }
+}
+
+#[test]
+fn stream_ordered_allocations_are_tagged_and_their_free_is_checked() {
+    let r = app("procaddr", "async");
+    assert_eq!(r.code, 1, "{r:?}");
+    assert_has(&r.stderr, &["cuMemsetD8", "use-after-free"]);
+}
+
+#[test]
+fn the_address_range_of_a_tagged_block_is_the_programs_buffer() {
+    for how in ROUTES {
+        let r = app(how, "range");
+        assert_eq!(r.code, 0, "{how}: {r:?}");
+        assert_has(&r.stdout, &["range starts at the pointer 100\n"]);
+    }
+}
+
+#[test]
+fn driver_launches_of_instrumented_kernels_get_windows_on_every_route() {
+    for how in ROUTES {
+        let r = app(how, "launch");
+        assert_eq!(r.code, 0, "{how}: {r:?}");
+        let p = r
+            .stdout
+            .lines()
+            .find_map(|l| l.strip_prefix("p="))
+            .unwrap_or_else(|| panic!("{how}: {r:?}"));
+        assert_has(&r.stdout, &[&format!("window {p} 0x64\n")]);
+    }
+}
+
+#[test]
+fn cudart_reaching_the_driver_is_hooked_once() {
+    // The fake cudart, like the real one, calls cuMemAlloc_v2 / cuMemFree_v2 /
+    // cuLaunchKernel through cuGetProcAddress: the runtime API hooks did the work, so
+    // the driver hooks must pass those calls through (one allocation, one window set).
+    let r = run_env(&["ok"], "verbosity=2", &[]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(!r.stderr.contains("cuMemAlloc"), "{r:?}");
+    assert!(!r.stderr.contains("cuMemFree"), "{r:?}");
+    assert_has(&r.stderr, &["allocs: 3, frees: 3"]);
+}
