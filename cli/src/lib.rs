@@ -17,6 +17,7 @@ pub mod clangxx;
 pub mod doctor;
 pub mod fatbinary;
 pub mod fuzz;
+pub mod inspect;
 pub mod locate;
 pub mod nvfatbin;
 pub mod run;

@@ -1,7 +1,8 @@
 //! `cusafe run -- PROGRAM ARGS...`: runs a program with libcusafe_rt.so preloaded, so a
 //! binary built elsewhere gets cusafe's checked allocator and host API checks without
 //! recompiling. The process is replaced by the program (exit status, signals and
-//! stdio are the program's own).
+//! stdio are the program's own). With `-v` it first says what it can and cannot check
+//! in that program (`inspect.rs`).
 
 use std::ffi::{OsStr, OsString};
 use std::os::unix::process::CommandExt;
@@ -10,7 +11,11 @@ use std::process::Command;
 
 use thiserror::Error;
 
+use crate::inspect::{inspect, resolve};
 use crate::locate::{LocateError, Locator};
+
+/// The runtime's options variable.
+const ENV_OPTIONS: &str = "CUSAFE_OPTIONS";
 
 /// What went wrong before the program could start.
 #[derive(Debug, Error)]
@@ -51,9 +56,19 @@ pub fn preload_value(runtime: &Path, existing: Option<&OsStr>) -> OsString {
     value
 }
 
+/// `CUSAFE_OPTIONS` with `verbosity=1` added, unless the options set a verbosity.
+pub fn verbose_options(existing: Option<&OsStr>) -> OsString {
+    match existing.map(|e| e.to_string_lossy().into_owned()) {
+        Some(e) if e.split(':').any(|p| p.starts_with("verbosity=")) => e.into(),
+        Some(e) if !e.is_empty() => format!("{e}:verbosity=1").into(),
+        _ => "verbosity=1".into(),
+    }
+}
+
 /// Replaces this process with `command` (program and arguments) with the runtime
-/// preloaded; returns only on failure.
-pub fn run(locator: &Locator, command: &[OsString]) -> RunError {
+/// preloaded; returns only on failure. `verbose`: first say what cusafe can and cannot
+/// check in the program, and run it with `verbosity=1`.
+pub fn run(locator: &Locator, command: &[OsString], verbose: bool) -> RunError {
     let runtime = match locator.runtime() {
         Ok(rt) => rt.canonicalize().unwrap_or(rt),
         Err(err) => return err.into(),
@@ -65,10 +80,22 @@ pub fn run(locator: &Locator, command: &[OsString]) -> RunError {
         };
     };
     let preload = preload_value(&runtime, std::env::var_os("LD_PRELOAD").as_deref());
-    let source = Command::new(program)
-        .args(args)
-        .env("LD_PRELOAD", preload)
-        .exec();
+    let mut cmd = Command::new(program);
+    cmd.args(args).env("LD_PRELOAD", preload);
+    if verbose {
+        match resolve(program).as_deref().and_then(inspect) {
+            Some(sight) => sight.describe().iter().for_each(|l| eprintln!("{l}")),
+            None => eprintln!(
+                "cusafe run: cannot read {} to say what it links; its CUDA calls are still checked",
+                program.to_string_lossy()
+            ),
+        }
+        cmd.env(
+            ENV_OPTIONS,
+            verbose_options(std::env::var_os(ENV_OPTIONS).as_deref()),
+        );
+    }
+    let source = cmd.exec();
     RunError::Exec {
         program: program.to_string_lossy().into_owned(),
         source,
@@ -78,6 +105,19 @@ pub fn run(locator: &Locator, command: &[OsString]) -> RunError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn verbose_adds_verbosity_unless_set() {
+        assert_eq!(verbose_options(None), OsString::from("verbosity=1"));
+        assert_eq!(
+            verbose_options(Some(OsStr::new("halt_on_error=0"))),
+            OsString::from("halt_on_error=0:verbosity=1")
+        );
+        assert_eq!(
+            verbose_options(Some(OsStr::new("verbosity=2"))),
+            OsString::from("verbosity=2")
+        );
+    }
 
     #[test]
     fn runtime_goes_first() {

@@ -21,8 +21,9 @@ pub struct Options {
     pub log_path: Option<String>,
     /// Also write one JSON object per report, one a line, to this file (`%p` as above).
     pub json_path: Option<String>,
-    /// List blocks still allocated at exit (default `true`).
-    pub detect_leaks: bool,
+    /// Which blocks still allocated at exit are listed as leaks (default
+    /// [`LeakCheck::Auto`]).
+    pub detect_leaks: LeakCheck,
     /// Record a backtrace at every allocation and free (default `false`; slow).
     pub alloc_backtrace: bool,
     /// Tag allocations (default `true`). `false`: cudaMalloc & co. return untagged
@@ -42,12 +43,25 @@ impl Default for Options {
             exitcode: 1,
             log_path: None,
             json_path: None,
-            detect_leaks: true,
+            detect_leaks: LeakCheck::Auto,
             alloc_backtrace: false,
             tagging: true,
             verbosity: 0,
         }
     }
+}
+
+/// The leak check at exit (`detect_leaks`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LeakCheck {
+    /// `0`: none.
+    Off,
+    /// `1`: every block still allocated is a leak.
+    On,
+    /// `auto` (the default): as `On`, unless a framework that keeps a caching allocator
+    /// is loaded (PyTorch, CuPy, JAX, TensorFlow): memory its cache still holds at exit
+    /// is not a bug, so the check is skipped (said at `verbosity=1`).
+    Auto,
 }
 
 /// Why `CUSAFE_OPTIONS` was rejected.
@@ -101,6 +115,7 @@ const BOOL: &str = "0 or 1 (or false, true)";
 const EXITCODE: &str = "an integer 0..=255";
 const PATH: &str = "a non-empty file path (%p is replaced by the process id)";
 const VERBOSITY: &str = "0, 1 or 2";
+const LEAKS: &str = "0, 1 or auto (0 and 1 also as false, true)";
 
 fn parse_bool(name: &str, v: &str) -> Result<bool, OptionError> {
     match v {
@@ -144,7 +159,16 @@ impl Options {
                 }
                 "log_path" => o.log_path = parse_path(name, v)?,
                 "json_path" => o.json_path = parse_path(name, v)?,
-                "detect_leaks" => o.detect_leaks = parse_bool(name, v)?,
+                "detect_leaks" => {
+                    o.detect_leaks = match v {
+                        "auto" => LeakCheck::Auto,
+                        _ => match parse_bool(name, v) {
+                            Ok(true) => LeakCheck::On,
+                            Ok(false) => LeakCheck::Off,
+                            Err(_) => return Err(bad(name, v, LEAKS)),
+                        },
+                    }
+                }
                 "alloc_backtrace" => o.alloc_backtrace = parse_bool(name, v)?,
                 "tagging" => o.tagging = parse_bool(name, v)?,
                 "verbosity" => {

@@ -108,6 +108,45 @@ fn detect_leaks_0_keeps_quiet() {
 }
 
 #[test]
+fn a_framework_with_a_caching_allocator_turns_the_automatic_leak_check_off() {
+    // A stand-in for PyTorch's libc10_cuda.so: the name is what the policy looks at.
+    let dir = scratch("torch-lib");
+    let lib = dir.join("torch/lib/libc10_cuda.so");
+    std::fs::create_dir_all(lib.parent().unwrap()).unwrap();
+    let c = dir.join("empty.c");
+    std::fs::write(&c, "int c10_cuda_stand_in;\n").unwrap();
+    let ok = std::process::Command::new("cc")
+        .args(["-shared", "-fPIC", "-o"])
+        .arg(&lib)
+        .arg(&c)
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    let preload = format!("{}:{}", runtime_lib().display(), lib.display());
+    let env = [("LD_PRELOAD", preload.as_str())];
+    let r = run_env(&["leak"], "verbosity=1", &env);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(!r.stderr.contains("leaked"), "{r:?}");
+    assert_has(
+        &r.stderr,
+        &[
+            "leak check skipped: PyTorch is loaded",
+            "libc10_cuda.so",
+            "detect_leaks=1",
+        ],
+    );
+    // Asked for, the check still runs.
+    let r = run_env(&["leak"], "detect_leaks=1", &env);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert_has(
+        &r.stderr,
+        &["SUMMARY: cusafe: 124 bytes leaked in 2 allocation(s)"],
+    );
+    // Without such a framework the default lists leaks.
+    assert_eq!(run(&["leak"], "").code, 1);
+}
+
+#[test]
 fn alloc_backtrace_names_the_allocation_site() {
     let r = run(&["leak"], "alloc_backtrace=1");
     assert_has(

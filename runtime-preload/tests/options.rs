@@ -3,14 +3,15 @@
 mod common;
 use common::*;
 
-use cusafe_rt::options::{expand_path, OptionError, Options};
+use cusafe_rt::options::{expand_path, LeakCheck, OptionError, Options};
 use proptest::prelude::*;
 
 #[test]
 fn defaults() {
     let o = Options::parse("").unwrap();
     assert_eq!(o, Options::default());
-    assert!(o.halt_on_error && o.detect_leaks && !o.alloc_backtrace && o.tagging);
+    assert!(o.halt_on_error && !o.alloc_backtrace && o.tagging);
+    assert_eq!(o.detect_leaks, LeakCheck::Auto);
     assert!(!Options::parse("tagging=0").unwrap().tagging);
     assert_eq!((o.exitcode, o.verbosity), (1, 0));
     assert_eq!(
@@ -26,7 +27,8 @@ fn every_option() {
         "halt_on_error=0:exitcode=66:log_path=/tmp/l.%p:json_path=/tmp/j:detect_leaks=false:alloc_backtrace=1:verbosity=2",
     )
     .unwrap();
-    assert!(!o.halt_on_error && !o.detect_leaks && o.alloc_backtrace);
+    assert!(!o.halt_on_error && o.alloc_backtrace);
+    assert_eq!(o.detect_leaks, LeakCheck::Off);
     assert_eq!(o.exitcode, 66);
     assert_eq!(o.log_path.as_deref(), Some("/tmp/l.%p"));
     assert_eq!(o.json_path.as_deref(), Some("/tmp/j"));
@@ -54,7 +56,15 @@ fn errors_name_the_option_and_the_accepted_values() {
     );
     assert_eq!(
         Options::parse("detect_leaks=yes").unwrap_err().to_string(),
-        "CUSAFE_OPTIONS: bad value 'yes' for option 'detect_leaks' (accepted: 0 or 1 (or false, true))"
+        "CUSAFE_OPTIONS: bad value 'yes' for option 'detect_leaks' (accepted: 0, 1 or auto (0 and 1 also as false, true))"
+    );
+    assert_eq!(
+        Options::parse("detect_leaks=auto").unwrap().detect_leaks,
+        LeakCheck::Auto
+    );
+    assert_eq!(
+        Options::parse("detect_leaks=1").unwrap().detect_leaks,
+        LeakCheck::On
     );
     assert_eq!(
         Options::parse("verbosity=9").unwrap_err().to_string(),

@@ -23,6 +23,10 @@ enum Cmd {
     /// Run a program with libcusafe_rt.so preloaded (put first in LD_PRELOAD); exits with
     /// the program's status.
     Run {
+        /// First say what cusafe can and cannot check in the program (once), and run it
+        /// with verbosity=1.
+        #[arg(short, long)]
+        verbose: bool,
         /// The program and its arguments (put them after `--`).
         #[arg(
             required = true,
@@ -50,8 +54,8 @@ fn main() -> ExitCode {
         }
     };
     match cli.command {
-        Cmd::Run { command } => {
-            let err = run::run(&locator, &command);
+        Cmd::Run { verbose, command } => {
+            let err = run::run(&locator, &command, verbose);
             eprintln!("cusafe run: error: {err}");
             ExitCode::from(err.exit_code())
         }

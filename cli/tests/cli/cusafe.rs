@@ -38,6 +38,45 @@ fn run_preloads_the_runtime_first_and_passes_the_exit_code() {
 }
 
 #[test]
+fn run_verbose_says_once_what_it_can_and_cannot_check() {
+    let tc = FakeToolchain::new("run-verbose");
+    let show = "printf '%s' \"$CUSAFE_OPTIONS\"";
+    let (code, stdout, stderr) = output(
+        tool(BIN)
+            .env("CUSAFE_RT_LIB", &tc.rt)
+            .env("CUSAFE_OPTIONS", "halt_on_error=0")
+            .args(["run", "-v", "--", "sh", "-c", show]),
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stdout, "halt_on_error=0:verbosity=1");
+    let ours: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("cusafe run: "))
+        .collect();
+    assert_eq!(ours.len(), 4, "{stderr}");
+    assert!(ours[0].contains("/sh: links no CUDA library"), "{stderr}");
+    assert!(
+        ours[1].starts_with("cusafe run: checked: device allocations"),
+        "{stderr}"
+    );
+    assert!(ours[2].contains("not built by cusafe-clang++"), "{stderr}");
+    assert!(
+        ours[3].contains("managed, pinned host and IPC memory"),
+        "{stderr}"
+    );
+
+    // Without -v: not a word, and the options are the user's.
+    let (_, stdout, stderr) = output(
+        tool(BIN)
+            .env("CUSAFE_RT_LIB", &tc.rt)
+            .env_remove("CUSAFE_OPTIONS")
+            .args(["run", "--", "sh", "-c", show]),
+    );
+    assert_eq!(stdout, "");
+    assert!(!stderr.contains("cusafe run:"), "{stderr}");
+}
+
+#[test]
 fn run_errors() {
     // No runtime beside a copied binary: exit 2 with the fix.
     let bundle = TempDir::new("run-bundle");

@@ -5,6 +5,7 @@ use std::backtrace::Backtrace;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
+use super::leaks::{self, Decision};
 use super::{initialized, Runtime, LEAKS_SHOWN};
 use crate::check::{check_range, ApiRange};
 use crate::cuda::real::{is_device_fault, CudaError, DEVICE_FAULTS, INVALID_VALUE, SUCCESS};
@@ -143,14 +144,28 @@ impl Runtime {
         self.poll(SUCCESS);
         let mut leaked = 0;
         let context_died = self.fault_noted.load(Ordering::Relaxed);
-        if context_died && self.options.detect_leaks {
+        let check = match leaks::decide(self.options.detect_leaks) {
+            Decision::Check => true,
+            Decision::Skip(why) => {
+                if let Some(why) = why {
+                    self.trace(1, || why);
+                }
+                false
+            }
+        };
+        if context_died && check {
             // The program stopped mid-way on a device fault: what it did not free is not news.
             self.sink.message(
                 "cusafe: leak check skipped: the CUDA context failed (see the note above)\n",
             );
         }
-        if let (true, false, Some(h)) = (self.options.detect_leaks, context_died, self.heap()) {
-            let live = h.live_blocks();
+        if let (true, false, Some(h)) = (check, context_died, self.heap()) {
+            let kept = self.kept.lock().unwrap_or_else(|e| e.into_inner()).clone();
+            let live: Vec<_> = h
+                .live_blocks()
+                .into_iter()
+                .filter(|b| !kept.contains(&b.ptr))
+                .collect();
             for b in live.iter().take(LEAKS_SHOWN) {
                 self.sink.emit(&leak_report(b));
             }

@@ -5,6 +5,7 @@
 //! * `findings`: polling the report page, host reports, halting, the exit check.
 //! * `windows`: the launch-time windows appended to instrumented kernels' arguments.
 //! * `fuzz`: device coverage handed to a fuzzer after each input.
+//! * `leaks`: the leak policy at exit.
 
 use std::backtrace::Backtrace;
 use std::cell::Cell;
@@ -28,6 +29,7 @@ use crate::report::sink::Sink;
 
 mod findings;
 pub(crate) mod fuzz;
+mod leaks;
 mod start;
 mod windows;
 
