@@ -12,6 +12,25 @@ use super::driver::describe;
 /// Most parameters a kernel can have (4 KiB of parameter space, one byte each).
 const MAX_PARAMS: usize = 4096;
 
+/// The function handle behind a launch's handle. Since CUDA 12 a launch may name a
+/// library kernel (`CUkernel`, what cudart 13 and static cudart pass) where a
+/// `CUfunction` was expected; the function queries refuse it, so it is turned into the
+/// current context's function first. A handle that is neither is returned unchanged
+/// (the queries then say what is wrong).
+pub fn function_of(handle: cu::CUfunction) -> cu::CUfunction {
+    let mut name = std::ptr::null();
+    // SAFETY: the driver writes a pointer to a string it owns, or refuses the handle.
+    if unsafe { cu::cuFuncGetName(&mut name, handle) } == cu::CUresult::CUDA_SUCCESS {
+        return handle;
+    }
+    let mut f = std::ptr::null_mut();
+    // SAFETY: writes one handle; the driver refuses what is not a kernel.
+    match unsafe { cu::cuKernelGetFunction(&mut f, handle as cu::CUkernel) } {
+        cu::CUresult::CUDA_SUCCESS if !f.is_null() => f,
+        _ => handle,
+    }
+}
+
 /// The kernel's (mangled) name, for messages and the marker's symbol.
 pub fn name_of(f: cu::CUfunction) -> Result<String, String> {
     let mut p = std::ptr::null();

@@ -161,6 +161,7 @@ impl Runtime {
                 f as cu::CUfunction
             }
         };
+        let f = kernels::function_of(f);
         let learnt = kernels::name_of(f).and_then(|name| {
             kernels::layout_of(f, &name)
                 .map(|l| (name.clone(), l))
