@@ -113,19 +113,19 @@ if [ "$part" = frameworks ]; then
     envs=()
     [ "$wl" = torch-async ] && envs=(PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync)
     [ "$wl" = torch ] && envs=(CUBLAS_WORKSPACE_CONFIG=:4096:8)
-    t0=$(date +%s.%N)
+    t0=$EPOCHREALTIME
     env "${envs[@]}" timeout 300 python3 "$script" > "$out/logs/$wl.plain.out" 2> "$out/logs/$wl.plain.err"
     prc=$?
-    t1=$(date +%s.%N)
+    t1=$EPOCHREALTIME
     env "${envs[@]}" CUSAFE_OPTIONS=verbosity=1 timeout 300 "$cusafe" run -- python3 "$script" \
       > "$out/logs/$wl.cusafe.out" 2> "$out/logs/$wl.cusafe.err"
     crc=$?
-    t2=$(date +%s.%N)
+    t2=$EPOCHREALTIME
     same=no
     cmp -s "$out/logs/$wl.plain.out" "$out/logs/$wl.cusafe.out" && same=yes
     allocs=$(grep -oE 'allocs: [0-9]+' "$out/logs/$wl.cusafe.err" | tail -1 | sed 's/allocs: //')
     printf '%s\t%s\t%s\t%s\t%s\t%.2f\t%.2f\t%s\n' "$wl" "$prc" "$crc" "$same" "$(reports "$out/logs/$wl.cusafe.err")" \
-      "$(echo "$t1 - $t0" | bc)" "$(echo "$t2 - $t1" | bc)" "${allocs:-0}" >> "$tsv"
+      "$(python3 -c "print($t1 - $t0)")" "$(python3 -c "print($t2 - $t1)")" "${allocs:-0}" >> "$tsv"
   done
 fi
 echo "done: $part"
