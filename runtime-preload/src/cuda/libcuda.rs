@@ -107,6 +107,9 @@ pub fn next_after(caller: usize, name: *const c_char) -> *mut c_void {
     struct Search {
         caller_base: usize,
         passed: bool,
+        /// The caller is the main program (the first object).
+        main: bool,
+        first: bool,
         name: *const c_char,
         found: *mut c_void,
     }
@@ -122,9 +125,15 @@ pub fn next_after(caller: usize, name: *const c_char) -> *mut c_void {
         // SAFETY: dl_iterate_phdr passes a valid info; `data` is our Search.
         let (info, s) = unsafe { (&*info, &mut *data.cast::<Search>()) };
         let base = base_of(info);
+        let first = std::mem::replace(&mut s.first, false);
         if !s.passed {
             s.passed = base == Some(s.caller_base);
-            return 0;
+            s.main = s.passed && first;
+            // From the main program, "next" is every other object: glibc's own search
+            // from this library gives that (this library comes right after it), and it
+            // must not dlopen (sanitizers look up their functions this way before their
+            // dlopen interceptor works).
+            return i32::from(s.main);
         }
         // SAFETY: dlpi_name is a NUL-terminated path ("" for the main program).
         let name = unsafe { CStr::from_ptr(info.dlpi_name) };
@@ -150,10 +159,16 @@ pub fn next_after(caller: usize, name: *const c_char) -> *mut c_void {
     let mut s = Search {
         caller_base,
         passed: false,
+        main: false,
+        first: true,
         name,
         found: std::ptr::null_mut(),
     };
     // SAFETY: `visit` only touches `s` through `data` during the call.
     unsafe { libc::dl_iterate_phdr(Some(visit), (&mut s as *mut Search).cast()) };
+    if s.main {
+        // SAFETY: NUL-terminated name; RTLD_NEXT from this library.
+        return unsafe { real_dlsym()(libc::RTLD_NEXT, name) };
+    }
     s.found
 }
