@@ -58,6 +58,16 @@ fn handle() -> Option<*mut c_void> {
     None
 }
 
+/// `addr` as a function pointer of type `F` (`None` for 0).
+///
+/// # Safety
+/// A non-zero `addr` must be a function of the C signature `F` names.
+pub unsafe fn as_fn<F: Copy>(addr: usize) -> Option<F> {
+    const { assert!(std::mem::size_of::<F>() == std::mem::size_of::<usize>()) };
+    // SAFETY: the caller's promise.
+    (addr != 0).then(|| unsafe { std::mem::transmute_copy::<usize, F>(&addr) })
+}
+
 /// The address libcuda defines for `symbol` (NUL-terminated), or 0.
 pub fn symbol(symbol: &CStr) -> usize {
     match handle() {

@@ -8,8 +8,6 @@
 
 use std::ffi::c_void;
 
-use cusafe_format::pointer::{is_cusafe, is_poisoned};
-
 use super::polled;
 use crate::alloc::FreeError;
 use crate::cuda::real::{real, CudaError, INVALID_VALUE, SUCCESS};
@@ -29,9 +27,8 @@ pub unsafe extern "C" fn cudaFree(dev_ptr: *mut c_void) -> CudaError {
 /// Frees `p` for `api`: a cusafe (or poisoned) pointer in the tagged allocator, anything
 /// else with `real`, whose refusal of a pointer no allocator knows becomes a report.
 pub(super) fn release(api: &'static str, p: u64, real: impl FnOnce() -> CudaError) -> CudaError {
-    let mine = (is_cusafe(p) || is_poisoned(p))
-        .then(runtime::initialized)
-        .flatten()
+    let mine = runtime::initialized()
+        .filter(|rt| rt.owns(p))
         .and_then(|rt| Some((rt, rt.heap()?)));
     let Some((rt, heap)) = mine else {
         let e = real();

@@ -8,7 +8,7 @@
 
 use std::ffi::{c_char, c_int, c_void, CStr};
 
-use super::driver::{entry_for, CuResult};
+use super::driver::{entry_for, CuResult, NOT_FOUND};
 use crate::cuda::libcuda;
 use crate::cuda::real::SUCCESS;
 
@@ -19,15 +19,10 @@ type V2 = unsafe extern "C" fn(*const c_char, *mut *mut c_void, c_int, u64, *mut
 
 /// The first version whose `cuGetProcAddress` is `cuGetProcAddress_v2`.
 const V2_SINCE: c_int = 12000;
-/// `CUDA_ERROR_NOT_FOUND`.
-const NOT_FOUND: CuResult = 500;
-
 /// The real function exported as `symbol`.
 fn real<F: Copy>(symbol: &CStr) -> Option<F> {
-    const { assert!(std::mem::size_of::<F>() == std::mem::size_of::<usize>()) };
-    let p = libcuda::symbol(symbol);
     // SAFETY: libcuda's export of this name has the signature `F` names.
-    (p != 0).then(|| unsafe { std::mem::transmute_copy::<usize, F>(&p) })
+    unsafe { libcuda::as_fn(libcuda::symbol(symbol)) }
 }
 
 /// This module's hook of `symbol`, when it is `cuGetProcAddress` or `_v2`.

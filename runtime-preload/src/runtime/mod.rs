@@ -184,8 +184,12 @@ impl Runtime {
     /// The heap, if it lives in the calling thread's current context (driver API
     /// allocations in other contexts pass through untagged).
     pub fn heap_in_current_context(&self) -> Option<&Heap> {
-        let h = self.heap()?;
-        (Context::current_or_none() == Some(h.ctx)).then_some(h)
+        self.heap_in(Context::current_or_none()?)
+    }
+
+    /// The heap, if it lives in `ctx`.
+    pub fn heap_in(&self, ctx: Context) -> Option<&Heap> {
+        self.heap().filter(|h| h.ctx == ctx)
     }
 
     /// Whether `p` is the tagged allocator's to free (a cusafe or poisoned pointer, with

@@ -14,10 +14,11 @@ use std::ffi::c_uint;
 use cudarc::driver::sys as cu;
 
 use super::{Call, CuResult, DevPtr, Stream};
-use crate::cuda::driver::code;
+use crate::cuda::driver::{code, Context};
 use crate::cuda::real::{CudaError, INVALID_VALUE, SUCCESS};
 use crate::hooks::free::release;
 use crate::hooks::malloc::tagged;
+use crate::hooks::polled;
 use crate::runtime::{self, Heap, Runtime};
 
 /// `cuMemAllocPitch`'s valid element sizes.
@@ -27,9 +28,9 @@ const PITCH_ELEMENT_SIZES: [c_uint; 3] = [4, 8, 16];
 /// current context, and that is the heap's. Starts the runtime (in that context) on
 /// first use.
 fn here() -> Option<(&'static Runtime, &'static Heap)> {
-    crate::cuda::driver::Context::current_or_none()?;
+    let ctx = Context::current_or_none()?;
     let rt = runtime::get()?;
-    Some((rt, rt.heap_in_current_context()?))
+    Some((rt, rt.heap_in(ctx)?))
 }
 
 /// Whether work on `stream` is being captured into a graph (or the query failed: then
@@ -56,7 +57,7 @@ pub(super) unsafe fn mem_alloc(
             tagged(rt, h, call.api, size as u64, |p| unsafe { *dptr = p })
         });
     // SAFETY: the caller's arguments.
-    done.unwrap_or_else(|| super::super::polled(unsafe { real(dptr, size) }))
+    done.unwrap_or_else(|| polled(unsafe { real(dptr, size) }))
 }
 
 /// `cuMemAllocPitch_v2`: the pitch is the runtime's pitch alignment, as for
@@ -87,7 +88,7 @@ pub(super) unsafe fn mem_alloc_pitch(
         })
     });
     // SAFETY: the caller's arguments.
-    done.unwrap_or_else(|| super::super::polled(unsafe { real(dptr, pitch, width, height, elem) }))
+    done.unwrap_or_else(|| polled(unsafe { real(dptr, pitch, width, height, elem) }))
 }
 
 /// `cuMemFree_v2`.
@@ -96,7 +97,7 @@ pub(super) unsafe fn mem_free(
     call: Call,
     dptr: DevPtr,
 ) -> CuResult {
-    if crate::cuda::driver::Context::current_or_none().is_some() {
+    if Context::current_or_none().is_some() {
         runtime::get();
     }
     // SAFETY: the caller's argument.
@@ -118,7 +119,7 @@ pub(super) unsafe fn mem_alloc_async(
             tagged(rt, h, call.api, size as u64, |p| unsafe { *dptr = p })
         });
     // SAFETY: the caller's arguments.
-    done.unwrap_or_else(|| super::super::polled(unsafe { real(dptr, size, stream) }))
+    done.unwrap_or_else(|| polled(unsafe { real(dptr, size, stream) }))
 }
 
 /// `cuMemFreeAsync` (and `_ptsz`): a tagged block is freed once `stream` has reached

@@ -6,7 +6,7 @@
 use std::ffi::c_void;
 
 use super::{Call, Ctx, CuResult, DevPtr, Stream};
-use crate::check::extent_2d;
+use crate::check::{extent_2d, ApiRange};
 use crate::hooks::checked;
 use crate::hooks::memcpy::ranges;
 
@@ -187,15 +187,10 @@ pub(super) unsafe fn peer_async(
 
 /// The ranges of a 2D copy described by `p` (none for a null descriptor: the driver
 /// refuses it).
-fn ranges_2d(call: Call, p: *const Memcpy2D) -> Vec<crate::check::ApiRange> {
+fn ranges_2d(call: Call, p: *const Memcpy2D) -> Option<[ApiRange; 2]> {
     // SAFETY: the program passes a valid descriptor or null.
-    match unsafe { p.as_ref() } {
-        Some(d) => {
-            let (dst, dl, src, sl) = d.operands();
-            ranges(call.api, dst, src, dl, sl).to_vec()
-        }
-        None => Vec::new(),
-    }
+    let (dst, dl, src, sl) = unsafe { p.as_ref() }?.operands();
+    Some(ranges(call.api, dst, src, dl, sl))
 }
 
 /// `cuMemcpy2D_v2`, `cuMemcpy2DUnaligned_v2` (and `_ptds`).
@@ -205,7 +200,9 @@ pub(super) unsafe fn two_d(
     p: *const Memcpy2D,
 ) -> CuResult {
     // SAFETY: the caller's argument.
-    checked(&ranges_2d(call, p), || unsafe { real(p) })
+    checked(ranges_2d(call, p).as_ref().map_or(&[], |r| r), || unsafe {
+        real(p)
+    })
 }
 
 /// `cuMemcpy2DAsync_v2` (and `_ptsz`).
@@ -216,5 +213,7 @@ pub(super) unsafe fn two_d_async(
     stream: Stream,
 ) -> CuResult {
     // SAFETY: the caller's arguments.
-    checked(&ranges_2d(call, p), || unsafe { real(p, stream) })
+    checked(ranges_2d(call, p).as_ref().map_or(&[], |r| r), || unsafe {
+        real(p, stream)
+    })
 }

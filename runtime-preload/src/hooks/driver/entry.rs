@@ -84,10 +84,8 @@ impl Variant {
     /// # Safety
     /// `F` must be the entry point's C signature.
     pub unsafe fn real<F: Copy>(&self) -> Option<F> {
-        const { assert!(std::mem::size_of::<F>() == std::mem::size_of::<usize>()) };
-        let r = self.real_addr();
         // SAFETY: a function address of the signature the caller names.
-        (r != 0).then(|| unsafe { std::mem::transmute_copy::<usize, F>(&r) })
+        unsafe { libcuda::as_fn(self.real_addr()) }
     }
 }
 

@@ -31,7 +31,7 @@ pub use entry::{Entry, HookFn, Variant};
 /// `CUresult` (kept an integer: a driver newer than the headers may return new codes).
 pub type CuResult = c_int;
 /// `CUDA_ERROR_NOT_FOUND`: what a hook returns when the real function is unknown.
-const NOT_FOUND: CuResult = 500;
+pub(super) const NOT_FOUND: CuResult = 500;
 /// `CUdeviceptr`.
 type DevPtr = u64;
 /// `CUstream`.
