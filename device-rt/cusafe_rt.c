@@ -215,3 +215,140 @@ __attribute__((noinline, cold)) u32 __cusafe_slow(u64 addr, u64 root, u64 size, 
   __cusafe_report(kind, addr, root, size, len, 0, site);
   return 1;
 }
+
+/* ---- The device heap (format/src/devheap.rs) -------------------------------------- */
+
+/* The real device allocator, for what the arena cannot serve. */
+void *malloc(u64 size);
+void free(void *p);
+
+#define DH_ADDR(off) (CUSAFE_RTPAGE_ADDR + CUSAFE_DH_STATE_OFFSET + (off))
+#define DH_U64(off) (*(volatile u64 *)DH_ADDR(off))
+#define DH_U32(off) (*(volatile u32 *)DH_ADDR(off))
+#define WORD(addr) (*(volatile u64 *)(addr))
+
+/* A class's queue of freed blocks is guarded by a spin lock (independent thread
+ * scheduling, sm_70 and later, lets threads of one warp take turns). */
+static inline __attribute__((always_inline)) u64 queue_of(u64 t) {
+  return DH_ADDR(CUSAFE_DH_QUEUES + t * CUSAFE_DH_QUEUE_BYTES);
+}
+static inline __attribute__((always_inline)) void queue_lock(u64 q) {
+  while (__atomic_exchange_n((u32 *)q, 1u, __ATOMIC_RELAXED) != 0) {
+  }
+  __nvvm_membar_gl();
+}
+static inline __attribute__((always_inline)) void queue_unlock(u64 q) {
+  __nvvm_membar_gl();
+  /* An exchange, not an atomic store: LLVM 19's NVPTX backend cannot select those. */
+  __atomic_exchange_n((u32 *)q, 0u, __ATOMIC_RELAXED);
+}
+
+/* Appends a freed block (its header already 0) to its class's queue. */
+static void queue_push(u64 t, u64 base) {
+  u64 q = queue_of(t);
+  WORD(base + CUSAFE_DH_NEXT_OFFSET) = 0;
+  queue_lock(q);
+  u64 tail = WORD(q + 16);
+  if (tail)
+    WORD(tail + CUSAFE_DH_NEXT_OFFSET) = base;
+  else
+    WORD(q + 8) = base;
+  WORD(q + 16) = base;
+  queue_unlock(q);
+}
+
+/* Takes the block freed longest ago of class t, or 0. */
+static u64 queue_pop(u64 t) {
+  u64 q = queue_of(t);
+  queue_lock(q);
+  u64 head = WORD(q + 8);
+  if (head) {
+    u64 next = WORD(head + CUSAFE_DH_NEXT_OFFSET);
+    WORD(q + 8) = next;
+    if (!next)
+      WORD(q + 16) = 0;
+  }
+  queue_unlock(q);
+  return head;
+}
+
+/* Cuts a block of `bytes` (a power of two) from the arena: its offset, or ~0 when the
+ * arena is used up. */
+static u64 arena_cut(u64 bytes, u64 arena) {
+  u64 *bump = (u64 *)DH_ADDR(CUSAFE_DH_BUMP);
+  u64 cur = __atomic_load_n(bump, __ATOMIC_RELAXED);
+  for (;;) {
+    u64 o = (cur + bytes - 1) & ~(bytes - 1);
+    if (o + bytes > arena || o + bytes < o)
+      return ~0ULL;
+    if (__atomic_compare_exchange_n(bump, &cur, o + bytes, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+      return o;
+  }
+}
+
+/* Device malloc (every call in instrumented device code; new calls malloc): a tagged
+ * block of the arena with the exact size in its header, the payload 256 bytes in.
+ * Fresh blocks first, then the class's oldest freed one; what the arena cannot serve
+ * (no arena mapped, too large, used up, size 0) goes to the real malloc, unchecked,
+ * and what the real malloc served is counted (the runtime says so at exit). */
+void *__cusafe_malloc(u64 size) {
+  u64 arena = DH_U64(CUSAFE_DH_ARENA_BYTES);
+  u64 need = size + CUSAFE_PREFIX + 1;
+  if (arena && size && need > size) {
+    u64 t = 64 - __builtin_clzll(need - 1) - 3;
+    u64 first = DH_U32(CUSAFE_DH_FIRST_CLASS), last = DH_U32(CUSAFE_DH_LAST_CLASS);
+    if (t < first)
+      t = first;
+    if (t <= last) {
+      u64 bytes = 1ULL << (t + 3);
+      u64 o = arena_cut(bytes, arena);
+      u64 base = o != ~0ULL ? (t << CUSAFE_TAG_SHIFT) + CUSAFE_DH_ARENA_OFFSET + o : queue_pop(t);
+      if (base) {
+        WORD(base) = size;
+        __nvvm_membar_gl();
+        return (void *)(base + CUSAFE_PREFIX);
+      }
+    }
+  }
+  void *p = malloc(size);
+  /* Counted when the real heap handed out memory: that memory goes unchecked. */
+  if (p && arena && size)
+    __atomic_fetch_add((u32 *)DH_ADDR(CUSAFE_DH_FALLBACKS), 1u, __ATOMIC_RELAXED);
+  return p;
+}
+
+/* Device free (every call in instrumented device code; delete calls free). An arena
+ * block must be freed at its payload start and once: its header goes to 0 (later
+ * accesses fail their checks) and the block to its class's queue. A cusafe pointer
+ * outside the arena (a cudaMalloc buffer), a pseudo-pointer or poisoned pointer, and
+ * a shared, local or constant address are reported; other global addresses are the
+ * real malloc's and go to the real free. */
+void __cusafe_free(void *p, struct site *site) {
+  u64 a = (u64)p;
+  if (!a)
+    return;
+  u64 t = a >> CUSAFE_TAG_SHIFT;
+  if (t - CUSAFE_MIN_TAG <= CUSAFE_MAX_TAG - CUSAFE_MIN_TAG) {
+    if (a - (t << CUSAFE_TAG_SHIFT) < CUSAFE_DH_ARENA_OFFSET) {
+      __cusafe_report(CUSAFE_KIND_INVALID_FREE, a, 0, CUSAFE_NO_HEADER, 0, 0, site);
+      return;
+    }
+    u64 base = a & ~((1ULL << (t + 3)) - 1);
+    if (a != base + CUSAFE_PREFIX) {
+      __cusafe_report(CUSAFE_KIND_INVALID_FREE, a, base + CUSAFE_PREFIX, WORD(base), 0, 0, site);
+      return;
+    }
+    if (__atomic_exchange_n((u64 *)base, 0ULL, __ATOMIC_RELAXED) == 0) {
+      __cusafe_report(CUSAFE_KIND_DOUBLE_FREE, a, a, 0, 0, 0, site);
+      return;
+    }
+    __nvvm_membar_gl();
+    queue_push(t, base);
+    return;
+  }
+  if ((a >> CUSAFE_PSEUDO_BIT) || !__nvvm_isspacep_global(p)) {
+    __cusafe_report(CUSAFE_KIND_INVALID_FREE, a, 0, CUSAFE_NO_HEADER, 0, 0, site);
+    return;
+  }
+  free(p);
+}

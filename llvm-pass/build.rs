@@ -22,7 +22,7 @@ fn llvm_config(arg: &str) -> String {
 
 /// The format constants device-rt needs, from the one source of truth.
 fn format_defines() -> Vec<String> {
-    use cusafe_format::{pointer as pt, pseudo as ps, report as r, rtpage as p};
+    use cusafe_format::{devheap as h, pointer as pt, pseudo as ps, report as r, rtpage as p};
     [
         ("RTPAGE_ADDR", p::RTPAGE_ADDR),
         ("RTPAGE_REPORT_PTR", p::RTPAGE_REPORT_PTR),
@@ -65,6 +65,19 @@ fn format_defines() -> Vec<String> {
         ("EPOCH_DEPTH_OFFSET", p::EPOCH_DEPTH_OFFSET),
         ("EPOCH_GEN_OFFSET", p::EPOCH_GEN_OFFSET),
         ("EPOCH_GENS_PER_SLOT", p::EPOCH_GENS_PER_SLOT),
+        ("PREFIX", cusafe_format::block::PREFIX),
+        ("KIND_DOUBLE_FREE", r::DeviceKind::DeviceDoubleFree as u64),
+        ("KIND_INVALID_FREE", r::DeviceKind::DeviceInvalidFree as u64),
+        ("DH_STATE_OFFSET", h::STATE_OFFSET),
+        ("DH_ARENA_OFFSET", h::ARENA_OFFSET),
+        ("DH_ARENA_BYTES", h::ARENA_BYTES),
+        ("DH_BUMP", h::BUMP),
+        ("DH_FIRST_CLASS", h::FIRST_CLASS),
+        ("DH_LAST_CLASS", h::LAST_CLASS),
+        ("DH_FALLBACKS", h::FALLBACKS),
+        ("DH_QUEUES", h::QUEUES),
+        ("DH_QUEUE_BYTES", h::QUEUE_BYTES),
+        ("DH_NEXT_OFFSET", h::NEXT_OFFSET),
     ]
     .iter()
     .map(|(k, v)| format!("-DCUSAFE_{k}={v}ULL"))

@@ -24,5 +24,7 @@ step "perf suite compiles three ways (plain, cusafe, check elimination off; veri
 scripts/build-perf.sh "$CUSAFE_ROOT/build/perf"
 step "fuzz targets compile five ways (fuzz, no device edges, warp edges, coverage only, fixed)"
 CUSAFE_FUZZ_TAR=0 scripts/build-fuzz.sh "$CUSAFE_ROOT/build/fuzz"
+step "host ASan + cusafe programs compile (-fsanitize=address; run on a GPU with scripts/gpu/run-asan.sh)"
+scripts/build-asan.sh "$CUSAFE_ROOT/build/asan"
 echo
 echo "all tests passed"

@@ -17,8 +17,17 @@
 //!   `-L<rtdir> -Wl,--push-state,--no-as-needed -lcusafe_rt -Wl,--pop-state` placed
 //!   before `-lcudart`, `-Wl,-rpath,<rtdir>` and `-Wl,--undefined=__cusafe_rt_present`.
 //!
+//! Host sanitizers (`-fsanitize=address` and the rest of clang's `-fsanitize*` and
+//! `-fno-sanitize*` flags) apply to host code only: in CUDA compiles each such flag gets
+//! `-Xarch_host` before it, in its place. A link with AddressSanitizer on also gets
+//! `libcusafe_asan_defaults.a` (ASan's defaults that CUDA needs:
+//! `protect_shadow_gap=0:detect_leaks=0`); ThreadSanitizer, MemorySanitizer and
+//! DataFlowSanitizer are refused beside cusafe's runtime ([`INCOMPATIBLE_SANITIZERS`]),
+//! and so is ASan's shared runtime (`-shared-libsan`, which crashes at start).
+//!
 //! A host-only compile (no CUDA input, no link) goes to clang++ unchanged.
 
+use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
 use std::io::Write;
 use std::os::unix::process::CommandExt;
@@ -27,7 +36,7 @@ use std::process::{Command, ExitCode};
 
 use thiserror::Error;
 
-use crate::locate::{check_cuda_tree, LocateError, Locator, Need};
+use crate::locate::{LocateError, Locator, Lookup, Need};
 use crate::shell;
 
 /// GPU architecture used when the command line names none.
@@ -51,6 +60,35 @@ pub const HOST_COVERAGE_FLAG: &str = "-fsanitize-coverage=trace-pc-guard";
 pub const HOST_RECOVER_FLAG: &str = "-fsanitize-recover=address";
 /// Symbol the runtime exports; the link asks for it so `--as-needed` cannot drop the runtime.
 pub const RT_PRESENT_SYMBOL: &str = "__cusafe_rt_present";
+/// Symbol of `libcusafe_asan_defaults.a` the link asks for: the archive member holding
+/// it also holds the program's `__asan_default_options` (ASan's runtime already defines
+/// that one weakly, so asking for it would not pull the member in).
+pub const ASAN_DEFAULTS_SYMBOL: &str = "cusafe_asan_defaults";
+/// Host sanitizers that cannot run beside `libcusafe_rt.so`, each with the reason:
+/// refused in CUDA compiles and in links, unless `--cusafe-no-instrument` (without
+/// `--cusafe-fuzz`) keeps the runtime out (a host-only compile passes through). The
+/// runtime reserves its address windows at fixed addresses (`[2 TiB, 72 TiB)`);
+/// measured with clang 19 on x86-64 by mapping those ranges in a program built with
+/// each sanitizer.
+pub const INCOMPATIBLE_SANITIZERS: &[(&str, &str)] = &[
+    (
+        "thread",
+        "ThreadSanitizer refuses mappings outside its application ranges \
+         (\"mmap at bad address\"), and libcusafe_rt.so maps its windows at fixed \
+         addresses from 2 TiB to 72 TiB",
+    ),
+    (
+        "memory",
+        "MemorySanitizer's shadow and origin ranges hold the fixed address windows \
+         libcusafe_rt.so reserves (2 TiB to 72 TiB), and it needs every library \
+         instrumented (libcudart is not)",
+    ),
+    (
+        "dataflow",
+        "DataFlowSanitizer's shadow holds the fixed address windows libcusafe_rt.so \
+         reserves (2 TiB to 72 TiB)",
+    ),
+];
 
 /// The help text of `cusafe-clang++ --help`.
 pub const HELP: &str = "\
@@ -87,13 +125,26 @@ cusafe flags:
   --cusafe-fuzz-no-asan    fuzz build without host AddressSanitizer
   --cusafe-fuzz-no-device-edges
                            fuzz build without device edge coverage (to measure its cost)
+  --cusafe-no-asan-defaults
+                           with -fsanitize=address, do not link cusafe's ASan defaults
+                           (protect_shadow_gap=0:detect_leaks=0): for a program that
+                           defines __asan_default_options itself, which must then set
+                           protect_shadow_gap=0 (CUDA does not start without it)
   --cusafe-print-command   print the clang++ command line (shell-quoted) instead of
                            running it
   --help                   this text
   --version                cusafe-clang++'s version, then clang++'s
 
+Host sanitizers: -fsanitize=... and -fno-sanitize=... flags apply to host code only
+(-Xarch_host is put before each in CUDA compiles). -fsanitize=address gives host
+AddressSanitizer beside cusafe's device checks in one binary; its link adds ASan's
+defaults for CUDA (protect_shadow_gap=0:detect_leaks=0; ASAN_OPTIONS overrides them).
+thread, memory and dataflow, and ASan's shared runtime (-shared-libsan), cannot run
+beside cusafe's runtime and are refused.
+
 Environment: CUSAFE_CLANG (clang++ to run), CUSAFE_CUDA_PATH (the --cuda-path tree),
-CUSAFE_PASS_PLUGIN (libcusafe_pass.so), CUSAFE_RT_LIB (libcusafe_rt.so); see docs/cli.md.
+CUSAFE_PASS_PLUGIN (libcusafe_pass.so), CUSAFE_RT_LIB (libcusafe_rt.so),
+CUSAFE_ASAN_DEFAULTS_LIB (libcusafe_asan_defaults.a); see docs/cli.md.
 
 all other flags go to clang++-19
 ";
@@ -119,6 +170,28 @@ pub enum ClangxxError {
     /// Writing to stdout failed.
     #[error("cannot write output: {0}")]
     Output(#[source] std::io::Error),
+    /// A host sanitizer that cannot run beside cusafe's runtime.
+    #[error(
+        "{flag}: the {name} sanitizer cannot run beside cusafe's runtime (libcusafe_rt.so): \
+         {why}. Use -fsanitize=address (and undefined) for host code beside cusafe, or \
+         --cusafe-no-instrument for a build without cusafe"
+    )]
+    Sanitizer {
+        /// The flag that turned it on, as written.
+        flag: String,
+        /// The sanitizer.
+        name: String,
+        /// Why it cannot run beside the runtime.
+        why: &'static str,
+    },
+    /// ASan's shared runtime asked for beside cusafe's runtime.
+    #[error(
+        "{0}: AddressSanitizer's shared runtime (libclang_rt.asan-x86_64.so) calls dlsym \
+         while it starts, before libcusafe_rt.so can answer, and the program crashes \
+         (measured with clang 19.1.7). Leave it out (clang links ASan's static runtime by \
+         default), or use --cusafe-no-instrument for a build without cusafe"
+    )]
+    SharedAsan(String),
 }
 
 /// The flags `cusafe-clang++` handles itself.
@@ -140,6 +213,8 @@ pub struct CusafeFlags {
     pub fuzz_no_asan: bool,
     /// `--cusafe-fuzz-no-device-edges`.
     pub fuzz_no_device_edges: bool,
+    /// `--cusafe-no-asan-defaults`.
+    pub no_asan_defaults: bool,
     /// `--cusafe-print-command`.
     pub print_command: bool,
     /// `--help`.
@@ -178,6 +253,22 @@ pub struct CommandLine {
     pub user_cuda_path: Option<PathBuf>,
     /// Index in `args` of the first `-lcudart`/`-lcudart_static` (or the `-l` before it).
     pub cudart_at: Option<usize>,
+    /// `--cuda-device-only`/`--offload-device-only`: no host compile (host-only flags
+    /// would be unused).
+    pub device_only: bool,
+    /// `-shared` or `-r`: the link makes no executable.
+    pub no_executable: bool,
+    /// The last of `-shared-libsan`/`-shared-libasan`, unless `-static-libsan` came after
+    /// it: the sanitizers' shared runtimes.
+    pub shared_libsan: Option<String>,
+    /// Indices in `args` of the `-fsanitize*`/`-fno-sanitize*` flags written on the
+    /// command line itself (not inside a response file, not the value of another flag):
+    /// the ones CUDA compiles give `-Xarch_host`.
+    pub sanitize_at: Vec<usize>,
+    /// The host sanitizers on after every `-fsanitize=`/`-fno-sanitize=` list in order
+    /// (also those after `-Xarch_host` and inside response files): each name with the
+    /// flag that turned it on.
+    pub sanitizers: BTreeMap<String, String>,
 }
 
 /// clang flags whose value is the next argument (so it is not an input).
@@ -261,6 +352,11 @@ impl CommandLine {
             host_only: false,
             user_cuda_path: None,
             cudart_at: None,
+            device_only: false,
+            no_executable: false,
+            shared_libsan: None,
+            sanitize_at: Vec::new(),
+            sanitizers: BTreeMap::new(),
         };
         for arg in args {
             let text = arg.to_string_lossy();
@@ -278,6 +374,7 @@ impl CommandLine {
                     }
                     "fuzz-no-asan" => out.flags.fuzz_no_asan = true,
                     "fuzz-no-device-edges" => out.flags.fuzz_no_device_edges = true,
+                    "no-asan-defaults" => out.flags.no_asan_defaults = true,
                     _ => return Err(ClangxxError::UnknownFlag(text.into_owned())),
                 }
             } else if text == "--help" {
@@ -313,6 +410,23 @@ impl CommandLine {
             if text == "--cuda-host-only" || text == "--offload-host-only" {
                 out.host_only = true;
             }
+            if text == "--cuda-device-only" || text == "--offload-device-only" {
+                out.device_only = true;
+            }
+            if text == "-shared" || text == "-r" {
+                out.no_executable = true;
+            }
+            match text.as_str() {
+                "-shared-libsan" | "-shared-libasan" => out.shared_libsan = Some(text.clone()),
+                "-static-libsan" => out.shared_libsan = None,
+                _ => {}
+            }
+            if is_sanitizer_flag(&text) {
+                if out.args[at].to_string_lossy() == text {
+                    out.sanitize_at.push(at);
+                }
+                apply_sanitizer_list(&text, &mut out.sanitizers);
+            }
             if let Some(path) = text.strip_prefix("--cuda-path=") {
                 out.user_cuda_path = Some(PathBuf::from(path));
             }
@@ -328,6 +442,7 @@ impl CommandLine {
                     match text.as_str() {
                         "-x" => language = Some(value).filter(|l| l != "none"),
                         "-l" => library = Some(value),
+                        "-Xarch_host" => apply_sanitizer_list(&value, &mut out.sanitizers),
                         _ => {}
                     }
                 }
@@ -358,10 +473,35 @@ impl CommandLine {
         !self.inputs.is_empty() && !self.stops_before_link
     }
 
+    /// Host AddressSanitizer is on (`-fsanitize=address` not turned off again).
+    pub fn asan(&self) -> bool {
+        self.sanitizers.contains_key("address")
+    }
+
     /// Looks up what this invocation needs and builds the clang++ command.
-    pub fn plan(&self, locator: &Locator) -> Result<ClangCommand, ClangxxError> {
-        let program = locator.clang()?;
+    pub fn plan(&self, locator: &impl Lookup) -> Result<ClangCommand, ClangxxError> {
         let instrument = !self.flags.no_instrument;
+        let fuzz = self.flags.fuzz;
+        // A host-only compile passes through unchanged; its link will be refused.
+        if (instrument || fuzz) && (self.compiles_cuda() || self.links()) {
+            for (name, why) in INCOMPATIBLE_SANITIZERS {
+                if let Some(flag) = self.sanitizers.get(*name) {
+                    return Err(ClangxxError::Sanitizer {
+                        flag: flag.clone(),
+                        name: (*name).to_owned(),
+                        why,
+                    });
+                }
+            }
+        }
+        let asan_on = self.asan() || (fuzz && !self.flags.fuzz_no_asan);
+        if let (true, Some(flag)) = (
+            (instrument || fuzz) && self.links() && asan_on,
+            &self.shared_libsan,
+        ) {
+            return Err(ClangxxError::SharedAsan(flag.clone()));
+        }
+        let program = locator.clang()?;
         let cuda_tree = if self.compiles_cuda() || self.links() {
             let tree = match &self.user_cuda_path {
                 Some(tree) => tree.clone(),
@@ -374,12 +514,11 @@ impl CommandLine {
             if self.links() {
                 needs.push(Need::Link);
             }
-            check_cuda_tree(&tree, &needs)?;
+            locator.check_cuda_tree(&tree, &needs)?;
             Some(tree)
         } else {
             None
         };
-        let fuzz = self.flags.fuzz;
         let asan = fuzz && !self.flags.fuzz_no_asan;
         let plugin = if self.compiles_cuda() && (instrument || fuzz) && !self.host_only {
             Some(locator.pass_plugin()?)
@@ -389,6 +528,18 @@ impl CommandLine {
         let rt_dir = if self.links() && (instrument || fuzz) {
             let rt = locator.runtime()?;
             Some(rt.parent().unwrap_or(Path::new(".")).to_path_buf())
+        } else {
+            None
+        };
+        // The program's ASan defaults (fuzz builds have libcusafe_fuzz.a's; a shared
+        // library or relocatable object is not where ASan looks for them).
+        let asan_defaults = if self.links()
+            && self.asan()
+            && !fuzz
+            && !self.flags.no_asan_defaults
+            && !self.no_executable
+        {
+            Some(locator.asan_defaults()?)
         } else {
             None
         };
@@ -438,13 +589,19 @@ impl CommandLine {
                 "-Wl,--pop-state".into(),
             ]
         };
-        match (self.cudart_at, &rt_dir) {
-            (Some(at), Some(dir)) => {
-                args.extend(self.args[..at].iter().cloned());
+        // Host sanitizers stay off the device compile: clang 19 drops them there itself
+        // (none reaches the nvptx cc1), -Xarch_host says so on the command line. clang
+        // applies -Xarch_host flags to the link as well (measured: the ASan runtime is
+        // linked). Without a host compile (--cuda-device-only) they would be unused.
+        let host_sanitizers = self.compiles_cuda() && !self.device_only;
+        for (at, arg) in self.args.iter().enumerate() {
+            if let (true, Some(dir)) = (self.cudart_at == Some(at), &rt_dir) {
                 args.extend(rt_flags(dir));
-                args.extend(self.args[at..].iter().cloned());
             }
-            _ => args.extend(self.args.iter().cloned()),
+            if host_sanitizers && self.sanitize_at.contains(&at) {
+                args.push("-Xarch_host".into());
+            }
+            args.push(arg.clone());
         }
 
         if self.links() {
@@ -469,10 +626,15 @@ impl CommandLine {
                 }
             }
         }
+        if let Some(lib) = asan_defaults {
+            args.push(format!("-Wl,--undefined={ASAN_DEFAULTS_SYMBOL}").into());
+            args.push(lib.into_os_string());
+        }
         if fuzz && self.links() {
             if asan && self.compiles_cuda() {
-                // -Xarch_host reaches the host compile only; the link needs the flag
-                // to bring in ASan's runtime.
+                // The link needs the flag to bring in ASan's runtime. clang 19 applies
+                // the -Xarch_host copy above to the link already (measured); this one
+                // keeps that visible here.
                 args.push("-Xarch_host".into());
                 args.push("-fsanitize=address".into());
                 args.push("-Xarch_host".into());
@@ -507,6 +669,32 @@ impl CommandLine {
         .map(|(_, name, value)| (name.to_owned(), value.to_owned()))
         .collect();
         Ok(ClangCommand { program, args, env })
+    }
+}
+
+/// A clang sanitizer flag: `-fsanitize=`, `-fno-sanitize=`, `-fsanitize-recover=`,
+/// `-fsanitize-address-use-after-return=`, `-fsanitize-ignorelist=`, ...
+fn is_sanitizer_flag(text: &str) -> bool {
+    text.starts_with("-fsanitize") || text.starts_with("-fno-sanitize")
+}
+
+/// Applies one flag to the set of sanitizers on, as clang does in order:
+/// `-fsanitize=a,b` turns each on (remembering `flag` for the first time it is turned
+/// on), `-fno-sanitize=a,b` turns each off, `all` turns all off. Other flags (and
+/// `-fsanitize-recover=` and the like) change nothing.
+fn apply_sanitizer_list(flag: &str, on: &mut BTreeMap<String, String>) {
+    if let Some(list) = flag.strip_prefix("-fsanitize=") {
+        for name in list.split(',').filter(|n| !n.is_empty()) {
+            on.entry(name.to_owned()).or_insert_with(|| flag.to_owned());
+        }
+    } else if let Some(list) = flag.strip_prefix("-fno-sanitize=") {
+        for name in list.split(',') {
+            if name == "all" {
+                on.clear();
+            } else {
+                on.remove(name);
+            }
+        }
     }
 }
 
@@ -750,5 +938,285 @@ mod tests {
         // An unreadable @file is an input as far as clang is concerned.
         let c = parse(&["@/nonexistent/args.rsp"]);
         assert_eq!(c.inputs, vec![InputKind::Linker]);
+    }
+
+    /// Fixed paths for every piece (`asan_defaults: false`: that archive is missing).
+    struct Fixed {
+        asan_defaults: bool,
+    }
+
+    const FIXED: Fixed = Fixed {
+        asan_defaults: true,
+    };
+
+    impl Lookup for Fixed {
+        fn clang(&self) -> Result<PathBuf, LocateError> {
+            Ok("/llvm/clang++".into())
+        }
+        fn cuda_tree(&self) -> Result<PathBuf, LocateError> {
+            Ok("/cuda".into())
+        }
+        fn check_cuda_tree(&self, _: &Path, _: &[Need]) -> Result<(), LocateError> {
+            Ok(())
+        }
+        fn pass_plugin(&self) -> Result<PathBuf, LocateError> {
+            Ok("/cs/libcusafe_pass.so".into())
+        }
+        fn runtime(&self) -> Result<PathBuf, LocateError> {
+            Ok("/cs/libcusafe_rt.so".into())
+        }
+        fn fuzz_lib(&self) -> Result<PathBuf, LocateError> {
+            Ok("/cs/libcusafe_fuzz.a".into())
+        }
+        fn fuzz_include(&self) -> Result<PathBuf, LocateError> {
+            Ok("/cs/include".into())
+        }
+        fn asan_defaults(&self) -> Result<PathBuf, LocateError> {
+            if self.asan_defaults {
+                Ok("/cs/libcusafe_asan_defaults.a".into())
+            } else {
+                Err(LocateError::Library {
+                    name: crate::locate::ASAN_DEFAULTS_NAME,
+                    var: crate::locate::ASAN_DEFAULTS_ENV,
+                    tried: "/cs/libcusafe_asan_defaults.a".into(),
+                    hint: "",
+                })
+            }
+        }
+    }
+
+    /// The planned command with [`FIXED`], as `--cusafe-print-command` prints it.
+    fn planned(words: &[&str]) -> String {
+        parse(words).plan(&FIXED).unwrap().display()
+    }
+
+    const DEVICE: &str = "--cuda-path=/cuda -Wno-unknown-cuda-version --cuda-gpu-arch=sm_90 \
+        -Xarch_device -gline-directives-only -Xarch_device -fpass-plugin=/cs/libcusafe_pass.so";
+    const LINK: &str = "-L/cs -Wl,--push-state,--no-as-needed -lcusafe_rt -Wl,--pop-state \
+        -L/cuda/lib64 -lcudart -Wl,-rpath,/cs '-Wl,-rpath,$ORIGIN' -Wl,-rpath,/cuda/lib64 \
+        -Wl,--undefined=__cusafe_rt_present";
+    const DEFAULTS: &str = "-Wl,--undefined=cusafe_asan_defaults /cs/libcusafe_asan_defaults.a";
+
+    #[test]
+    fn asan_cuda_build_is_host_only_and_links_the_defaults() {
+        assert_eq!(
+            planned(&["-fsanitize=address", "-O1", "-g", "a.cu", "-o", "app"]),
+            format!(
+                "/llvm/clang++ {DEVICE} -Xarch_host -fsanitize=address -O1 -g a.cu -o app \
+                 {LINK} {DEFAULTS}"
+            )
+        );
+        // Without it, nothing of the kind.
+        let plain = planned(&["-O1", "a.cu", "-o", "app"]);
+        assert!(
+            !plain.contains("-Xarch_host") && !plain.contains("asan"),
+            "{plain}"
+        );
+    }
+
+    #[test]
+    fn every_sanitizer_flag_of_a_cuda_compile_goes_host_only_in_its_place() {
+        assert_eq!(
+            planned(&[
+                "-fsanitize=address,undefined",
+                "-c",
+                "-fsanitize-recover=address",
+                "a.cu",
+                "-fno-sanitize=vptr",
+                "-fsanitize-address-use-after-return=always",
+                "-o",
+                "a.o",
+            ]),
+            format!(
+                "/llvm/clang++ {DEVICE} -Xarch_host -fsanitize=address,undefined -c \
+                 -Xarch_host -fsanitize-recover=address a.cu -Xarch_host -fno-sanitize=vptr \
+                 -Xarch_host -fsanitize-address-use-after-return=always -o a.o"
+            ),
+            "a compile: no link flags, no defaults"
+        );
+    }
+
+    #[test]
+    fn link_only_keeps_the_flags_as_written_and_adds_the_defaults() {
+        assert_eq!(
+            planned(&["-fsanitize=address", "a.o", "b.o", "-o", "app"]),
+            format!("/llvm/clang++ -fsanitize=address a.o b.o -o app {LINK} {DEFAULTS}")
+        );
+        // A user's -lcudart: the runtime still goes right before it.
+        assert_eq!(
+            planned(&["a.o", "-fsanitize=address", "-lcudart", "-o", "app"]),
+            "/llvm/clang++ a.o -fsanitize=address -L/cs -Wl,--push-state,--no-as-needed \
+             -lcusafe_rt -Wl,--pop-state -lcudart -o app -L/cuda/lib64 -Wl,-rpath,/cs \
+             '-Wl,-rpath,$ORIGIN' -Wl,-rpath,/cuda/lib64 -Wl,--undefined=__cusafe_rt_present \
+             -Wl,--undefined=cusafe_asan_defaults /cs/libcusafe_asan_defaults.a"
+        );
+        // The plain build needs the defaults too (CUDA does not start without them).
+        let plain = planned(&["--cusafe-no-instrument", "-fsanitize=address", "a.o"]);
+        assert!(plain.ends_with(DEFAULTS), "{plain}");
+    }
+
+    #[test]
+    fn asan_is_on_after_the_flags_in_order() {
+        for (words, on) in [
+            (&["-fsanitize=address"][..], true),
+            (&["-fsanitize=undefined,address"], true),
+            (
+                &["-fsanitize=address,undefined", "-fno-sanitize=address"],
+                false,
+            ),
+            (&["-fsanitize=address", "-fno-sanitize=undefined"], true),
+            (&["-fsanitize=address", "-fno-sanitize=all"], false),
+            (&["-fno-sanitize=address", "-fsanitize=address"], true),
+            (&["-fsanitize-recover=address"], false),
+            (&["-fsanitize=kernel-address"], false),
+            (&["-Xarch_host", "-fsanitize=address"], true),
+            (&["-Xarch_device", "-fsanitize=address"], false),
+            (&["-Xclang", "-fsanitize=address"], false),
+        ] {
+            let mut all = words.to_vec();
+            all.extend(["a.cu", "-o", "app"]);
+            let c = parse(&all);
+            assert_eq!(c.asan(), on, "{words:?}");
+            let cmd = c.plan(&FIXED).unwrap().display();
+            assert_eq!(cmd.ends_with(DEFAULTS), on, "{words:?}: {cmd}");
+        }
+        // The user's own -Xarch_host is not doubled.
+        let cmd = planned(&["-Xarch_host", "-fsanitize=address", "a.cu"]);
+        assert!(
+            cmd.contains(" -Xarch_host -fsanitize=address a.cu "),
+            "{cmd}"
+        );
+    }
+
+    #[test]
+    fn response_files_turn_asan_on_but_are_passed_as_they_are() {
+        let dir = std::env::temp_dir().join(format!("cusafe-rsp-asan-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let rsp = dir.join("flags.rsp");
+        std::fs::write(&rsp, "-fsanitize=address -O1\n").unwrap();
+        let arg = format!("@{}", rsp.display());
+        let cmd = planned(&[&arg, "a.cu", "-o", "app"]);
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(cmd.contains(&format!("{DEVICE} {arg} a.cu")), "{cmd}");
+        assert!(cmd.ends_with(DEFAULTS), "{cmd}");
+    }
+
+    #[test]
+    fn no_defaults_for_fuzz_builds_libraries_or_when_asked() {
+        for words in [
+            &["--cusafe-fuzz", "-fsanitize=address", "a.cu", "-o", "app"][..],
+            &[
+                "--cusafe-no-asan-defaults",
+                "-fsanitize=address",
+                "a.cu",
+                "-o",
+                "app",
+            ],
+            &[
+                "-fsanitize=address",
+                "-shared",
+                "-fPIC",
+                "a.cu",
+                "-o",
+                "liba.so",
+            ],
+            &["-fsanitize=address", "-r", "a.o", "-o", "all.o"],
+            &["-fsanitize=address", "-c", "a.cu"],
+        ] {
+            let cmd = planned(words);
+            assert!(!cmd.contains("cusafe_asan_defaults"), "{words:?}: {cmd}");
+            assert!(cmd.contains("-Xarch_host -fsanitize=address") == words.contains(&"a.cu"));
+        }
+        // Only links that need the archive look for it.
+        let missing = Fixed {
+            asan_defaults: false,
+        };
+        let err = parse(&["-fsanitize=address", "a.cu", "-o", "app"])
+            .plan(&missing)
+            .unwrap_err();
+        assert!(
+            err.to_string().contains("libcusafe_asan_defaults.a"),
+            "{err}"
+        );
+        assert!(parse(&["-fsanitize=address", "-c", "a.cu"])
+            .plan(&missing)
+            .is_ok());
+    }
+
+    #[test]
+    fn device_only_and_host_only_compiles_keep_the_flags_as_written() {
+        let cmd = planned(&["--cuda-device-only", "-fsanitize=address", "-c", "a.cu"]);
+        assert!(!cmd.contains("-Xarch_host"), "{cmd}");
+        assert_eq!(
+            planned(&["-fsanitize=address,undefined", "-c", "h.cpp"]),
+            "/llvm/clang++ -fsanitize=address,undefined -c h.cpp"
+        );
+        let cmd = planned(&["--cuda-host-only", "-fsanitize=address", "-c", "a.cu"]);
+        assert!(
+            cmd.contains("-Xarch_host -fsanitize=address -c a.cu"),
+            "{cmd}"
+        );
+    }
+
+    #[test]
+    fn sanitizers_that_cannot_run_beside_the_runtime_are_refused() {
+        for (words, flag) in [
+            (&["-fsanitize=thread", "a.cu"][..], "-fsanitize=thread"),
+            (
+                &["-fsanitize=undefined,memory", "-c", "a.cu"],
+                "-fsanitize=undefined,memory",
+            ),
+            (
+                &["-Xarch_host", "-fsanitize=dataflow", "a.o"],
+                "-fsanitize=dataflow",
+            ),
+            (
+                &["--cusafe-fuzz", "-fsanitize=thread", "a.cu"],
+                "-fsanitize=thread",
+            ),
+        ] {
+            let err = parse(words).plan(&FIXED).unwrap_err();
+            let msg = err.to_string();
+            assert!(msg.starts_with(&format!("{flag}: the ")), "{msg}");
+            assert!(msg.contains("--cusafe-no-instrument"), "{msg}");
+        }
+        // ASan's shared runtime crashes at start beside libcusafe_rt.so.
+        for words in [
+            &["-fsanitize=address", "-shared-libsan", "a.cu", "-o", "app"][..],
+            &["-shared-libasan", "-fsanitize=address", "a.o"],
+            &["--cusafe-fuzz", "-shared-libsan", "a.cu"],
+        ] {
+            let err = parse(words).plan(&FIXED).unwrap_err().to_string();
+            assert!(
+                err.starts_with("-shared-lib") && err.contains("dlsym"),
+                "{err}"
+            );
+        }
+        for words in [
+            &[
+                "-fsanitize=address",
+                "-shared-libsan",
+                "-static-libsan",
+                "a.cu",
+            ][..],
+            &["-fsanitize=address", "-shared-libsan", "-c", "a.cu"],
+            &["-fsanitize=undefined", "-shared-libsan", "a.cu"],
+            &[
+                "--cusafe-no-instrument",
+                "-fsanitize=address",
+                "-shared-libsan",
+                "a.cu",
+            ],
+        ] {
+            assert!(parse(words).plan(&FIXED).is_ok(), "{words:?}");
+        }
+        for words in [
+            &["--cusafe-no-instrument", "-fsanitize=thread", "a.cu"][..],
+            &["-fsanitize=thread", "-fno-sanitize=thread", "a.cu"],
+            &["-fsanitize=thread", "-c", "h.cpp"],
+            &["-fsanitize=leak,undefined,address", "a.cu"],
+        ] {
+            assert!(parse(words).plan(&FIXED).is_ok(), "{words:?}");
+        }
     }
 }

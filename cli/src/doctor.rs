@@ -3,8 +3,10 @@
 //!
 //! Needed (a missing one makes the exit status 1): clang++ 19, the CUDA tree and its
 //! pieces (headers, ptxas, libdevice, fatbinary, libnvfatbin, libcudart), the pass plugin
-//! and the runtime. Shown for information only: the GPU (via nvidia-smi) and a note on
-//! the driver's virtual memory management API, which the runtime relies on.
+//! and the runtime. Shown as `ok`, or for information when absent: the pieces only some
+//! builds need (the fuzz archive and header, the ASan defaults archive of
+//! `-fsanitize=address` links). Shown for information only: the GPU (via nvidia-smi) and
+//! a note on the driver's virtual memory management API, which the runtime relies on.
 
 use std::io::Write;
 use std::path::Path;
@@ -57,18 +59,23 @@ pub fn run_checks(locator: &Locator) -> Vec<Check> {
         Ok(p) => Check::new(Status::Ok, "runtime", p.display().to_string()),
         Err(e) => Check::new(Status::Missing, "runtime", e.to_string()),
     });
-    // Needed only by fuzz builds: a missing piece is information, not a failure.
-    for (what, found) in [
-        ("fuzz archive", locator.fuzz_lib()),
-        ("fuzz header", locator.fuzz_include()),
+    // Needed only by some builds: a missing piece is information, not a failure.
+    for (what, found, only) in [
+        ("fuzz archive", locator.fuzz_lib(), "--cusafe-fuzz builds"),
+        (
+            "fuzz header",
+            locator.fuzz_include(),
+            "--cusafe-fuzz builds",
+        ),
+        (
+            "ASan defaults",
+            locator.asan_defaults(),
+            "-fsanitize=address builds",
+        ),
     ] {
         checks.push(match found {
             Ok(p) => Check::new(Status::Ok, what, p.display().to_string()),
-            Err(e) => Check::new(
-                Status::Info,
-                what,
-                format!("needed only by --cusafe-fuzz builds: {e}"),
-            ),
+            Err(e) => Check::new(Status::Info, what, format!("needed only by {only}: {e}")),
         });
     }
     checks.push(check_gpu());

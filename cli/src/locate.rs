@@ -14,6 +14,10 @@
 //! | runtime | `CUSAFE_RT_LIB` | `<exe dir>/libcusafe_rt.so`, else `<exe dir>/../lib/libcusafe_rt.so` |
 //! | fuzz archive | `CUSAFE_FUZZ_LIB` | `<exe dir>/libcusafe_fuzz.a`, else `<exe dir>/../lib/libcusafe_fuzz.a` |
 //! | fuzz header | `CUSAFE_FUZZ_INCLUDE` | nearest ancestor of the exe's directory holding `fuzz-rt/include`, else `<exe dir>/../include` |
+//! | ASan defaults | `CUSAFE_ASAN_DEFAULTS_LIB` | `<exe dir>/libcusafe_asan_defaults.a`, else `<exe dir>/../lib/libcusafe_asan_defaults.a` |
+//!
+//! [`Lookup`] is the same set of lookups as a trait, so that the command `cusafe-clang++`
+//! plans can be tested with fixed paths.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -34,6 +38,11 @@ pub const FUZZ_LIB_ENV: &str = "CUSAFE_FUZZ_LIB";
 /// Overrides the directory holding `cusafe/fuzz.h`.
 pub const FUZZ_INCLUDE_ENV: &str = "CUSAFE_FUZZ_INCLUDE";
 const FUZZ_LIB_NAME: &str = "libcusafe_fuzz.a";
+/// Overrides the ASan defaults archive `libcusafe_asan_defaults.a`.
+pub const ASAN_DEFAULTS_ENV: &str = "CUSAFE_ASAN_DEFAULTS_LIB";
+/// File name of the ASan defaults archive built by the `asan-defaults` crate
+/// (`-fsanitize=address` links link it).
+pub const ASAN_DEFAULTS_NAME: &str = "libcusafe_asan_defaults.a";
 
 /// The clang++ used when `CUSAFE_CLANG` is not set (Debian's clang-19 package).
 pub const DEFAULT_CLANG: &str = "/usr/lib/llvm-19/bin/clang++";
@@ -291,6 +300,19 @@ impl Locator {
         })
     }
 
+    /// The ASan defaults archive (links with `-fsanitize=address` take it).
+    pub fn asan_defaults(&self) -> Result<PathBuf, LocateError> {
+        if let Some(path) = override_path(ASAN_DEFAULTS_ENV, ASAN_DEFAULTS_NAME)? {
+            return Ok(path);
+        }
+        self.beside_exe(
+            ASAN_DEFAULTS_NAME,
+            ASAN_DEFAULTS_ENV,
+            "; build it with `cargo build --release -p cusafe-asan-defaults`, or add \
+             --cusafe-no-asan-defaults and set protect_shadow_gap=0 yourself (docs/cli.md)",
+        )
+    }
+
     /// `<exe dir>/../<name>`, written without `..` when the exe dir has a parent.
     fn sibling(&self, name: &str) -> PathBuf {
         match self.exe_dir.parent() {
@@ -320,6 +342,54 @@ impl Locator {
             tried,
             hint,
         })
+    }
+}
+
+/// The lookups `cusafe-clang++` makes to plan its clang++ command
+/// ([`crate::clangxx::CommandLine::plan`]). [`Locator`] is the real one; each method is
+/// called only when the invocation needs that piece.
+pub trait Lookup {
+    /// The clang++ to drive ([`Locator::clang`]).
+    fn clang(&self) -> Result<PathBuf, LocateError>;
+    /// The CUDA tree ([`Locator::cuda_tree`]).
+    fn cuda_tree(&self) -> Result<PathBuf, LocateError>;
+    /// Checks that a CUDA tree holds what `needs` ask for ([`check_cuda_tree`]).
+    fn check_cuda_tree(&self, tree: &Path, needs: &[Need]) -> Result<(), LocateError> {
+        check_cuda_tree(tree, needs)
+    }
+    /// The pass plugin ([`Locator::pass_plugin`]).
+    fn pass_plugin(&self) -> Result<PathBuf, LocateError>;
+    /// The runtime ([`Locator::runtime`]).
+    fn runtime(&self) -> Result<PathBuf, LocateError>;
+    /// The fuzz archive ([`Locator::fuzz_lib`]).
+    fn fuzz_lib(&self) -> Result<PathBuf, LocateError>;
+    /// The fuzz header directory ([`Locator::fuzz_include`]).
+    fn fuzz_include(&self) -> Result<PathBuf, LocateError>;
+    /// The ASan defaults archive ([`Locator::asan_defaults`]).
+    fn asan_defaults(&self) -> Result<PathBuf, LocateError>;
+}
+
+impl Lookup for Locator {
+    fn clang(&self) -> Result<PathBuf, LocateError> {
+        Locator::clang(self)
+    }
+    fn cuda_tree(&self) -> Result<PathBuf, LocateError> {
+        Locator::cuda_tree(self)
+    }
+    fn pass_plugin(&self) -> Result<PathBuf, LocateError> {
+        Locator::pass_plugin(self)
+    }
+    fn runtime(&self) -> Result<PathBuf, LocateError> {
+        Locator::runtime(self)
+    }
+    fn fuzz_lib(&self) -> Result<PathBuf, LocateError> {
+        Locator::fuzz_lib(self)
+    }
+    fn fuzz_include(&self) -> Result<PathBuf, LocateError> {
+        Locator::fuzz_include(self)
+    }
+    fn asan_defaults(&self) -> Result<PathBuf, LocateError> {
+        Locator::asan_defaults(self)
     }
 }
 
@@ -356,7 +426,14 @@ mod tests {
         std::fs::create_dir_all(root.join("cuda")).unwrap();
         std::fs::write(root.join("lib").join(PLUGIN_NAME), b"").unwrap();
         std::fs::write(bin.join(RT_NAME), b"").unwrap();
+        std::fs::write(root.join("lib").join(ASAN_DEFAULTS_NAME), b"").unwrap();
         let loc = Locator::for_exe(&bin.join("cusafe-clang++"));
+        if std::env::var_os(ASAN_DEFAULTS_ENV).is_none() {
+            assert_eq!(
+                loc.asan_defaults().unwrap(),
+                root.join("lib").join(ASAN_DEFAULTS_NAME)
+            );
+        }
         // Only meaningful when no override and no ancestor .toolchain/cuda interferes.
         if std::env::var_os(PLUGIN_ENV).is_none() {
             assert_eq!(

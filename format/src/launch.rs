@@ -14,8 +14,9 @@
 //! ([`Layout::from_param_sizes`]). They then pass `n + 2k` arguments: the program's
 //! `n`, then each window. A kernel without the marker is launched as it is.
 
-use crate::block::{block_base, PREFIX};
-use crate::pointer::{is_cusafe, tag_of};
+use crate::block::{block_base, block_size, PREFIX};
+use crate::devheap::in_arena;
+use crate::pointer::{in_null_page, is_cusafe, tag_of, FOREIGN_WINDOW};
 use crate::pseudo::PSEUDO_BIT;
 
 /// Prefix of the marker global's name; the kernel's (mangled) name follows.
@@ -120,19 +121,42 @@ impl Layout {
 /// at a block base: an access of `len` bytes at `a` is in bounds when
 /// `(a - start) + len` lies in `len..=limit` (wrapping arithmetic).
 ///
-/// * a cusafe pointer: the payload start of its block, and the header's size (0 once
-///   freed);
+/// * a device-heap pointer (`devheap::in_arena`): the payload start of its block and
+///   the most the block can hold: its header lives in device memory, which the host
+///   does not read at launch, so such an argument is checked against its block's
+///   capacity, not its exact size, and not for use after free;
+/// * any other cusafe pointer: the payload start of its block, and the header's size
+///   (0 once freed);
 /// * a poisoned pointer or pseudo-pointer (bit 47 or above): `p` itself and 0, so every
 ///   access goes to the device's slow path, which sorts out the kind;
-/// * any other (foreign) pointer: the whole address space.
-pub fn launch_bounds(p: u64, header: impl FnOnce(u64) -> u64) -> (u64, u64) {
-    if is_cusafe(p) && p < 1 << PSEUDO_BIT {
+/// * a pointer in the null page: 0 and 0, so every access through it fails (the host
+///   reports a null dereference: the root is in the null page);
+/// * any other (foreign) pointer that `known(p)` says is memory the process may reach
+///   (a driver allocation, registered or managed memory, ...): the device's
+///   [`FOREIGN_WINDOW`]; else `p` and 0, so every access fails (a wild pointer: the
+///   host names it so, its root being real memory nobody allocated).
+///
+/// The host knows more at launch than the device does in a kernel (which gives every
+/// untagged root the foreign window): it can ask the driver about the argument.
+pub fn launch_bounds(
+    p: u64,
+    header: impl FnOnce(u64) -> u64,
+    known: impl FnOnce(u64) -> bool,
+) -> (u64, u64) {
+    if in_arena(p) {
+        let t = tag_of(p);
+        (block_base(p, t) + PREFIX, block_size(t) - PREFIX - 1)
+    } else if is_cusafe(p) && p < 1 << PSEUDO_BIT {
         let base = block_base(p, tag_of(p));
         (base + PREFIX, header(base))
     } else if p >= 1 << PSEUDO_BIT {
         (p, 0)
+    } else if in_null_page(p) {
+        (0, 0)
+    } else if known(p) {
+        FOREIGN_WINDOW
     } else {
-        (0, u64::MAX)
+        (p, 0)
     }
 }
 
@@ -183,16 +207,31 @@ mod tests {
     }
 
     #[test]
-    fn foreign_pointers_are_unbounded_and_poisoned_ones_empty() {
+    fn foreign_pointers_get_the_foreign_window_unless_null_or_unknown() {
+        let no_header = |_| panic!("no header");
         assert_eq!(
-            launch_bounds(0x7f00_1234_0000, |_| panic!("no header")),
-            (0, u64::MAX)
+            launch_bounds(0x7f00_1234_0000, no_header, |_| true),
+            FOREIGN_WINDOW
         );
-        assert_eq!(launch_bounds(0, |_| panic!("no header")), (0, u64::MAX));
+        assert_eq!(
+            launch_bounds(0x7f00_1234_0000, no_header, |_| false),
+            (0x7f00_1234_0000, 0)
+        );
+        assert_eq!(launch_bounds(0, no_header, |_| panic!("not asked")), (0, 0));
+        assert_eq!(
+            launch_bounds(0xfff8, no_header, |_| panic!("not asked")),
+            (0, 0)
+        );
         let poisoned = (1u64 << 63) | (3 << 41);
         assert_eq!(
-            launch_bounds(poisoned, |_| panic!("no header")),
+            launch_bounds(poisoned, no_header, |_| panic!("not asked")),
             (poisoned, 0)
         );
+        // The foreign window: real memory passes, the null page and beyond 2^47 fail.
+        let (s, l) = FOREIGN_WINDOW;
+        assert!(fits(0x7f00_1234_0000, s, l, 8));
+        assert!(!fits(0x10, s, l, 4));
+        assert!(!fits((1 << 47) - 2, s, l, 4));
+        assert!(fits((1 << 47) - 4, s, l, 4));
     }
 }

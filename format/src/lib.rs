@@ -3,6 +3,7 @@
 //! * [`pointer`]: the bits of a global cusafe pointer (poison, tag, address) and the
 //!   pointer-arithmetic (XOR) rule.
 //! * [`block`]: size classes, the in-band header and the block layout.
+//! * [`devheap`]: the device heap's arena (in-kernel `malloc`/`free`) and its state.
 //! * [`pseudo`]: local-memory pseudo-pointers and stack epochs.
 //! * [`launch`]: hidden kernel parameters carrying each pointer argument's bounds.
 //! * [`fuzz`]: the map layout and variables shared by `cusafe fuzz` and its targets.
@@ -14,6 +15,7 @@
 //! that the two agree.
 
 pub mod block;
+pub mod devheap;
 pub mod fuzz;
 pub mod launch;
 pub mod pointer;

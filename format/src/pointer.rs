@@ -21,6 +21,17 @@ pub const WINDOW_SIZE: u64 = 1 << TAG_SHIFT;
 pub const MIN_TAG: u32 = 1;
 /// Largest cusafe tag.
 pub const MAX_TAG: u32 = 35;
+/// End of the addresses real memory can have: every host, device, managed, shared and
+/// local generic address lies below it (bit 47 and above are cusafe's own bits).
+pub const ADDRESS_END: u64 = 1 << 47;
+/// Addresses below this are the null page: nothing is mapped there on the host (Linux's
+/// default `vm.mmap_min_addr`) nor on the device, so an access there is a null-pointer
+/// dereference (a null pointer, or one plus a small offset).
+pub const NULL_PAGE: u64 = 1 << 16;
+/// The window `(start, limit)` of a foreign root: every real address from the end of the
+/// null page to [`ADDRESS_END`]. An access through an untagged pointer fails only in the
+/// null page or past the end of the address space (a wild pointer with high bits).
+pub const FOREIGN_WINDOW: (u64, u64) = (NULL_PAGE, ADDRESS_END - NULL_PAGE);
 
 /// The tag field of `p` (ignores the poison bit).
 pub const fn tag_of(p: u64) -> u32 {
@@ -31,6 +42,11 @@ pub const fn tag_of(p: u64) -> u32 {
 /// `(t - 1) < 35` test, done unsigned.
 pub const fn is_cusafe(p: u64) -> bool {
     (tag_of(p).wrapping_sub(MIN_TAG)) < (MAX_TAG - MIN_TAG + 1)
+}
+
+/// Whether `p` is a real address in the null page (below [`NULL_PAGE`]).
+pub const fn in_null_page(p: u64) -> bool {
+    p < NULL_PAGE
 }
 
 /// Whether `p` has the poison bit set.

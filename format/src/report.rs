@@ -108,6 +108,14 @@ pub enum DeviceKind {
     /// (its header carries `pseudo::OUT_OF_SCOPE`): `root` is the object's start,
     /// `header_size` its size.
     LocalOutOfScope = 5,
+    /// `free` (or `delete`) in device code of a device-heap block that is already free:
+    /// `addr` is the pointer freed, `root` the block's payload start, `header_size` 0.
+    DeviceDoubleFree = 6,
+    /// `free` (or `delete`) in device code of a pointer that is not the start of a
+    /// device-heap block: `addr` is the pointer; for an interior pointer of a block,
+    /// `root` is its payload start and `header_size` its size, else `root` is 0 and
+    /// `header_size` [`NO_HEADER`].
+    DeviceInvalidFree = 7,
 }
 
 impl DeviceKind {
@@ -119,6 +127,8 @@ impl DeviceKind {
             3 => Some(Self::ObjectOutOfBounds),
             4 => Some(Self::StaleLocal),
             5 => Some(Self::LocalOutOfScope),
+            6 => Some(Self::DeviceDoubleFree),
+            7 => Some(Self::DeviceInvalidFree),
             _ => None,
         }
     }

@@ -7,8 +7,8 @@
 //!     ri = root; t = ri >> 41; in = (t - 1) <u 35  (false for any root with bits 47..63)
 //!     base = ri & (-1 << (t + 3)); hdr = load i64 (in ? base : @__cusafe_no_header)
 //!     tagged = ri >=u 1 << 47                       (poisoned or pseudo)
-//!     start = in ? base + PREFIX : (tagged ? ri : 0)
-//!     limit = in ? hdr : (tagged ? 0 : ~0)
+//!     start = in ? base + PREFIX : (tagged ? ri : 64 KiB)
+//!     limit = in ? hdr : (tagged ? 0 : 2^47 - 64 KiB)
 //!   address half (at the access)
 //!     end = (addr - start) + len
 //!     br !(end <=u limit & end >=u len), cold, access
@@ -28,7 +28,7 @@ use crate::elim::{Anchor, LoopCheck, Plan, RangePlan};
 use crate::ir::{addr_space, Ir, AS_GLOBAL};
 use crate::sites::Sites;
 use cusafe_format::block::{class_shift, PREFIX};
-use cusafe_format::pointer::{MAX_TAG, MIN_TAG, TAG_SHIFT};
+use cusafe_format::pointer::{FOREIGN_WINDOW, MAX_TAG, MIN_TAG, TAG_SHIFT};
 use cusafe_format::pseudo::PSEUDO_BIT;
 use llvm_sys::core::*;
 use llvm_sys::debuginfo::{LLVMInstructionGetDebugLoc, LLVMInstructionSetDebugLoc};
@@ -633,7 +633,9 @@ impl Checker {
     /// * a poisoned or pseudo root (bits 47..63; never "in range", so its header is not
     ///   loaded, its base would fault): `start` = the root itself (the cold path reads
     ///   its bits), `limit` = 0, so every access goes out of line;
-    /// * a foreign pointer: `start` = 0, `limit` = all ones (never fails).
+    /// * a foreign pointer: the foreign window (`pointer::FOREIGN_WINDOW`): every real
+    ///   address but the null page, so only a null dereference (or a wild pointer with
+    ///   high bits) fails; the host names those from the address.
     ///
     /// A kernel parameter with a launch-time window (`crate::launch`) takes it from its
     /// hidden parameters instead: the runtime worked out the same values at launch.
@@ -658,8 +660,9 @@ impl Checker {
             let size = LLVMBuildLoad2(ir.b, ir.i64, hdr_ptr, c"cusafe.size".as_ptr());
             LLVMSetAlignment(size, 8);
             let tagged = ir.icmp(LLVMIntUGE, ri, ir.c64(1 << PSEUDO_BIT));
-            let other_start = ir.select(tagged, ri, ir.c64(0));
-            let other_limit = ir.select(tagged, ir.c64(0), ir.c64(u64::MAX));
+            let (foreign_start, foreign_limit) = FOREIGN_WINDOW;
+            let other_start = ir.select(tagged, ri, ir.c64(foreign_start));
+            let other_limit = ir.select(tagged, ir.c64(0), ir.c64(foreign_limit));
             RootPart {
                 start: ir.select(in_range, ir.add(base, ir.c64(PREFIX)), other_start),
                 limit: ir.select(in_range, size, other_limit),

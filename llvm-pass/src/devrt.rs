@@ -3,6 +3,7 @@
 //! the cold blocks that call it and drops what the module does not use.
 
 use crate::check::{FAIL_FN, SLOW_FN, TRAP_FN, TRAP_SLOT};
+use crate::heap::{FREE_FN, MALLOC_FN};
 use crate::ir::{uses, Ir};
 use crate::shared::{SIZE_FN, START_FN};
 use llvm_sys::bit_reader::LLVMParseBitcodeInContext2;
@@ -18,7 +19,9 @@ static RUNTIME_BC: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/cusafe_rt.b
 const FOREIGN_ATTRS: [&str; 2] = ["target-cpu", "target-features"];
 
 /// The runtime's entry points, callers before callees.
-const ENTRIES: [&str; 6] = [
+const ENTRIES: [&str; 8] = [
+    MALLOC_FN,
+    FREE_FN,
     FAIL_FN,
     TRAP_FN,
     SLOW_FN,

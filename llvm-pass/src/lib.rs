@@ -22,6 +22,7 @@ mod coverage;
 mod devrt;
 mod dom;
 mod elim;
+mod heap;
 mod hull;
 mod ir;
 mod kernels;
@@ -136,6 +137,7 @@ fn instrument_module(ir: &Ir, coverage: Option<coverage::Mode>) -> Result<(), St
     }
     let windows = launch::windows(ir, &kernels);
     let mut sites = sites::Sites::default();
+    heap::instrument(ir, &functions, &mut sites);
     let mut replaced = check::Replaced::new();
     let mut tagged_locals = 0;
     let mut scoped = std::collections::HashSet::new();

@@ -34,6 +34,17 @@ pub struct Options {
     /// 0: errors and warnings only; 1: also start-up and exit summaries; 2: also every
     /// allocation and free.
     pub verbosity: u32,
+    /// An allocation larger than the device's memory returns the real call's error
+    /// (`cudaErrorMemoryAllocation`) instead of being reported as
+    /// `allocation-size-too-big` (default `false`, as AddressSanitizer's
+    /// `allocator_may_return_null`).
+    pub allocator_may_return_error: bool,
+    /// Report every hooked CUDA call that returns an error (`api-error`; default
+    /// `false`), as compute-sanitizer's API error reports.
+    pub report_api_errors: bool,
+    /// MiB of device memory for the device heap's arena (in-kernel `malloc`/`new`), a
+    /// power of two from 2 to 4096, or 0 for none (default 64).
+    pub device_heap_mb: u64,
 }
 
 impl Default for Options {
@@ -47,6 +58,9 @@ impl Default for Options {
             alloc_backtrace: false,
             tagging: true,
             verbosity: 0,
+            allocator_may_return_error: false,
+            report_api_errors: false,
+            device_heap_mb: cusafe_format::devheap::DEFAULT_ARENA_BYTES >> 20,
         }
     }
 }
@@ -83,7 +97,7 @@ pub enum OptionError {
 }
 
 /// The option names, for error messages.
-pub const NAMES: &str = "halt_on_error, exitcode, log_path, json_path, detect_leaks, alloc_backtrace, tagging, verbosity";
+pub const NAMES: &str = "halt_on_error, exitcode, log_path, json_path, detect_leaks, alloc_backtrace, tagging, verbosity, allocator_may_return_error, report_api_errors, device_heap_mb";
 
 impl fmt::Display for OptionError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -116,6 +130,7 @@ const EXITCODE: &str = "an integer 0..=255";
 const PATH: &str = "a non-empty file path (%p is replaced by the process id)";
 const VERBOSITY: &str = "0, 1 or 2";
 const LEAKS: &str = "0, 1 or auto (0 and 1 also as false, true)";
+const HEAP_MB: &str = "0 (no arena) or a power of two from 2 to 4096";
 
 fn parse_bool(name: &str, v: &str) -> Result<bool, OptionError> {
     match v {
@@ -178,6 +193,19 @@ impl Options {
                         "2" => 2,
                         _ => return Err(bad(name, v, VERBOSITY)),
                     }
+                }
+                "allocator_may_return_error" => o.allocator_may_return_error = parse_bool(name, v)?,
+                "report_api_errors" => o.report_api_errors = parse_bool(name, v)?,
+                "device_heap_mb" => {
+                    o.device_heap_mb = v
+                        .parse::<u64>()
+                        .ok()
+                        .filter(|&mb| {
+                            mb == 0
+                                || (mb.is_power_of_two()
+                                    && (2..=cusafe_format::devheap::ARENA_SPAN >> 20).contains(&mb))
+                        })
+                        .ok_or_else(|| bad(name, v, HEAP_MB))?
                 }
                 _ => return Err(OptionError::Unknown(name.to_string())),
             }

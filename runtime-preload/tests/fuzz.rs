@@ -61,13 +61,14 @@ fn a_dead_context_is_a_negative_status_and_a_json_line() {
     assert_has(&r.stdout, &["collect: -719\n", "after fault:\n"]);
     assert_has(
         &r.stderr,
-        &["cusafe: note: CUDA error 719 (cudaErrorLaunchFailure) came without a cusafe finding (the last kernel launched was fault()): the fault is in uninstrumented code"],
+        &["cusafe: note: CUDA error 719 (cudaErrorLaunchFailure) came without a cusafe finding; the faulting kernel is one of those launched since the last successful synchronisation: cov(int), fault() (last: fault()); run with CUDA_LAUNCH_BLOCKING=1 to name the one: the fault is in uninstrumented code"],
     );
     let lines = std::fs::read_to_string(&json).unwrap();
     assert_eq!(
         lines,
-        "{\"code\":719,\"detail\":\"the fault is in uninstrumented code, or an access reached unmapped memory (e.g. a buffer freed long ago)\",\"kernel\":\"fault()\",\"kind\":\"cuda-error-without-finding\",\"name\":\"cudaErrorLaunchFailure\",\"pid\":PID,\"where\":\"device\"}\n"
-            .replace("PID", &pid_of(&lines)),
+        "{\"code\":719,\"detail\":\"DETAIL\",\"kernel\":\"fault()\",\"kind\":\"cuda-error-without-finding\",\"name\":\"cudaErrorLaunchFailure\",\"pid\":PID,\"suspects\":[\"cov(int)\",\"fault()\"],\"where\":\"device\"}\n"
+            .replace("PID", &pid_of(&lines))
+            .replace("DETAIL", cusafe_rt::report::json::FAULT_WITHOUT_FINDING),
     );
 }
 

@@ -3,6 +3,7 @@
 
 mod common;
 use common::*;
+use cusafe_format::pointer::FOREIGN_WINDOW;
 
 #[test]
 fn heap_overflow_in_a_kernel_is_reported_and_halts() {
@@ -202,9 +203,20 @@ fn instrumented_kernels_get_each_pointer_arguments_window_at_launch() {
         assert!(r.stdout.contains("n=5\n"), "{how}: {r:?}");
         let (p, q, w) = windows_of(&r.stdout);
         // An interior pointer gets its whole block: the payload start and exact size;
-        // a freed block an empty window at its payload; a host pointer everything.
-        assert_eq!(w, vec![(p, 400), (q, 0), (0, u64::MAX)], "{how}: {r:?}");
+        // a freed block an empty window at its payload; memory the process maps (a host
+        // pointer here: the fake device reads pageable memory) the foreign window.
+        assert_eq!(w, vec![(p, 400), (q, 0), FOREIGN_WINDOW], "{how}: {r:?}");
     }
+}
+
+#[test]
+fn null_and_unknown_pointer_arguments_get_windows_that_fail_every_access() {
+    let r = run(&["windows", "null"], "detect_leaks=0");
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(windows_of(&r.stdout).2[2], (0, 0), "{r:?}");
+    let r = run(&["windows", "wild"], "detect_leaks=0");
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(windows_of(&r.stdout).2[2], (0xdead_0000, 0), "{r:?}");
 }
 
 #[test]

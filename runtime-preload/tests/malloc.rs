@@ -69,6 +69,44 @@ fn out_of_device_memory_is_cuda_error_2() {
 }
 
 #[test]
+fn an_absurd_size_is_reported_with_its_signed_values() {
+    let r = run(&["too_big"], "");
+    assert_eq!(r.code, 1, "{r:?}");
+    assert_has(
+        &r.stderr,
+        &[
+            "ERROR: cusafe: allocation-size-too-big in cudaMalloc",
+            "requested size 18446744073709547616 (0xfffffffffffff060; as a signed 32-bit value -4000, as a signed 64-bit value -4000) exceeds the device's 17179869184 bytes of memory",
+            "compute sizes in size_t",
+        ],
+    );
+    assert!(!r.stdout.contains("malloc returned"), "{r:?}");
+}
+
+#[test]
+fn an_absurd_size_can_be_a_plain_error_and_api_errors_are_reported_on_request() {
+    let r = run(&["too_big"], "allocator_may_return_error=1");
+    assert_eq!(
+        (r.code, r.stdout.as_str(), r.stderr.as_str()),
+        (0, "malloc returned 2\n", ""),
+        "{r:?}"
+    );
+    let r = run(
+        &["too_big"],
+        "allocator_may_return_error=1:report_api_errors=1",
+    );
+    assert_eq!(r.code, 1, "{r:?}");
+    assert_eq!(r.stdout, "malloc returned 2\n", "{r:?}");
+    assert_has(
+        &r.stderr,
+        &[
+            "ERROR: cusafe: api-error in cudaMalloc",
+            "cudaMalloc returned cudaErrorMemoryAllocation (error 2)",
+        ],
+    );
+}
+
+#[test]
 fn no_vmm_warns_once_and_passes_through() {
     let r = run_env(&["noreuse"], "", &[("FAKE_CUDA_NO_VMM", "1")]);
     assert_eq!(r.code, 0, "{r:?}");

@@ -37,6 +37,31 @@ fn every_option() {
 }
 
 #[test]
+fn detection_options() {
+    let o = Options::parse("").unwrap();
+    assert!(!o.allocator_may_return_error && !o.report_api_errors);
+    assert_eq!(o.device_heap_mb, 64);
+    let o =
+        Options::parse("allocator_may_return_error=1:report_api_errors=true:device_heap_mb=1024")
+            .unwrap();
+    assert!(o.allocator_may_return_error && o.report_api_errors);
+    assert_eq!(o.device_heap_mb, 1024);
+    assert_eq!(
+        Options::parse("device_heap_mb=0").unwrap().device_heap_mb,
+        0
+    );
+    for bad in [
+        "device_heap_mb=3",
+        "device_heap_mb=1",
+        "device_heap_mb=8192",
+        "device_heap_mb=x",
+    ] {
+        let e = Options::parse(bad).unwrap_err().to_string();
+        assert!(e.contains("a power of two from 2 to 4096"), "{bad}: {e}");
+    }
+}
+
+#[test]
 fn later_pairs_win_and_empty_pairs_are_skipped() {
     let o = Options::parse(":exitcode=3::exitcode=4:").unwrap();
     assert_eq!(o.exitcode, 4);
@@ -48,7 +73,7 @@ fn errors_name_the_option_and_the_accepted_values() {
     assert_eq!(e, OptionError::Unknown("halt_on_eror".into()));
     assert_eq!(
         e.to_string(),
-        "CUSAFE_OPTIONS: unknown option 'halt_on_eror' (known options: halt_on_error, exitcode, log_path, json_path, detect_leaks, alloc_backtrace, tagging, verbosity)"
+        "CUSAFE_OPTIONS: unknown option 'halt_on_eror' (known options: halt_on_error, exitcode, log_path, json_path, detect_leaks, alloc_backtrace, tagging, verbosity, allocator_may_return_error, report_api_errors, device_heap_mb)"
     );
     assert_eq!(
         Options::parse("exitcode=300").unwrap_err().to_string(),

@@ -250,7 +250,7 @@ const DOUBLE_FREE: &str = "\
 0x00000e0000400100 is the 400-byte buffer #3 (freed)
 buffer #3: 400 bytes at [0x00000e0000400100, 0x00000e0000400290), freed; the address is at offset 0 from its start
   allocated at: unknown (set CUSAFE_OPTIONS=alloc_backtrace=1 to record it)
-HINT: the buffer was already freed: free each allocation exactly once (reset the pointer after cudaFree)
+HINT: the buffer was already freed: free each allocation exactly once (reset the pointer after cudaFree, free or delete)
 SUMMARY: cusafe: double-free in cudaFree
 =================================================================
 ";
@@ -321,6 +321,13 @@ fn call_sites_keep_only_the_program_frames() {
         render_frames(&[]),
         "    (no frames: build the program with -g for source locations)\n"
     );
+    // The CUDA header's `cudaMalloc<T>` and a kernel's launch stub are skipped (as
+    // measured on the GPU: clang -O2 -g keeps both as frames).
+    let glue = BACKTRACE.replace(
+        "   3: release\n",
+        "   3: _ZL10cudaMallocIfE9cudaErrorPPT_m\n             at /opt/cuda/include/cuda_runtime.h:766:10\n   3: _Z29__device_stub__normalize_rowsPKfPfi\n             at ./k.cu:10:71\n   3: release\n",
+    );
+    assert_eq!(program_frames(&parse(&glue))[0].function, "release");
 }
 
 #[test]
@@ -363,10 +370,130 @@ fn out_of_scope_locals_are_use_after_scope() {
 
 #[test]
 fn a_fault_without_a_finding_as_json() {
+    let suspects = [
+        "scale(float*)".to_string(),
+        "add_one(int*, int)".to_string(),
+    ];
     assert_eq!(
-        json::cuda_error_without_finding(700, "cudaErrorIllegalAddress", Some("add_one(int*, int)"), 4242),
-        "{\"code\":700,\"detail\":\"the fault is in uninstrumented code, or an access reached unmapped memory (e.g. a buffer freed long ago)\",\"kernel\":\"add_one(int*, int)\",\"kind\":\"cuda-error-without-finding\",\"name\":\"cudaErrorIllegalAddress\",\"pid\":4242,\"where\":\"device\"}\n"
+        json::cuda_error_without_finding(700, "cudaErrorIllegalAddress", &suspects, 4242),
+        "{\"code\":700,\"detail\":\"DETAIL\",\"kernel\":\"add_one(int*, int)\",\"kind\":\"cuda-error-without-finding\",\"name\":\"cudaErrorIllegalAddress\",\"pid\":4242,\"suspects\":[\"scale(float*)\",\"add_one(int*, int)\"],\"where\":\"device\"}\n".replace("DETAIL", json::FAULT_WITHOUT_FINDING)
     );
-    let unknown = json::cuda_error_without_finding(719, "cudaErrorLaunchFailure", None, 1);
+    let unknown = json::cuda_error_without_finding(719, "cudaErrorLaunchFailure", &[], 1);
     assert!(unknown.contains("\"kernel\":null"), "{unknown}");
+}
+
+#[test]
+fn untagged_roots_fail_as_null_dereferences_or_wild_accesses() {
+    use cusafe_format::pointer::FOREIGN_WINDOW;
+    let t = BlockTable::default();
+    // In a kernel: a null root plus 16 bytes fails the foreign window.
+    let r = refine(
+        &record(
+            DeviceKind::OutOfBounds,
+            0x10,
+            FOREIGN_WINDOW.0,
+            NO_HEADER,
+            0,
+        ),
+        &t,
+    );
+    assert_eq!(r.kind, Kind::NullDereference);
+    assert!(r.detail.contains("is in the null page"), "{}", r.detail);
+    // At launch: a null argument's window (0, 0) fails any offset.
+    let r = refine(
+        &record(DeviceKind::OutOfBounds, 0x61a80, 0, NO_HEADER, 0),
+        &t,
+    );
+    assert_eq!(r.kind, Kind::NullDereference);
+    // At launch: an argument nothing maps.
+    let r = refine(
+        &record(
+            DeviceKind::OutOfBounds,
+            0xdead_0010,
+            0xdead_0000,
+            NO_HEADER,
+            0,
+        ),
+        &t,
+    );
+    assert_eq!(r.kind, Kind::WildAccess);
+    assert_eq!(
+        r.detail,
+        "0x00000000dead0010 is at offset 16 from the kernel argument 0x00000000dead0000, which is in no allocation, registered or managed memory the driver knows (a host pointer, a stale or uninitialised value)"
+    );
+    // A garbage pointer with high bits looks poisoned to the device.
+    let junk = 0xcdcd_cdcd_cdcd_cdcd;
+    let r = refine(
+        &record(DeviceKind::PoisonedPointer, junk, junk, NO_HEADER, 0),
+        &t,
+    );
+    assert_eq!(r.kind, Kind::WildAccess);
+    assert!(r.detail.contains("bits 47..62 set"), "{}", r.detail);
+}
+
+#[test]
+fn device_heap_blocks_are_described_without_the_host_table() {
+    use cusafe_format::devheap::arena_va;
+    let t = BlockTable::default();
+    let payload = arena_va(7) + 3 * 1024 + 256;
+    let r = refine(
+        &record(
+            DeviceKind::OutOfBounds,
+            payload + 100,
+            payload,
+            100,
+            ACCESS_WRITE,
+        ),
+        &t,
+    );
+    assert_eq!(r.kind, Kind::HeapBufferOverflow);
+    assert_eq!(
+        r.detail,
+        format!("{:#018x} is 0 bytes after the end of the 100-byte device-heap block at {payload:#018x} (malloc/new in device code)", payload + 100)
+    );
+    let r = refine(
+        &record(DeviceKind::OutOfBounds, payload + 8, payload, 0, 0),
+        &t,
+    );
+    assert_eq!(r.kind, Kind::UseAfterFree);
+    assert!(r.detail.contains("that was freed"), "{}", r.detail);
+}
+
+#[test]
+fn frees_in_device_code_are_reported_with_thread_and_block() {
+    use cusafe_format::devheap::arena_va;
+    let t = BlockTable::default();
+    let payload = arena_va(7) + 256;
+    let mut rec = record(DeviceKind::DeviceDoubleFree, payload, payload, 0, 0);
+    rec.access_size = 0;
+    let r = refine(&rec, &t);
+    assert_eq!(r.kind, Kind::DoubleFree);
+    assert!(r.access.is_none());
+    let text = text::render(&r, 1);
+    assert!(
+        text.contains(&format!(
+            "FREE at {payload:#018x} by thread (100,0,0) in block (0,2,0)"
+        )),
+        "{text}"
+    );
+    let r = refine(
+        &record(DeviceKind::DeviceInvalidFree, payload + 8, payload, 64, 0),
+        &t,
+    );
+    assert_eq!(r.kind, Kind::InvalidFree);
+    assert_eq!(
+        r.detail,
+        format!("free of {:#018x}, at offset 8 inside the 64-byte device-heap block at {payload:#018x}: free takes exactly the pointer malloc returned", payload + 8)
+    );
+    let r = refine(
+        &record(DeviceKind::DeviceInvalidFree, PTR, 0, NO_HEADER, 0),
+        &table(false),
+    );
+    assert!(
+        r.detail.contains(
+            "inside the 400-byte buffer #3 (live): memory from cudaMalloc is freed with cudaFree"
+        ),
+        "{}",
+        r.detail
+    );
 }

@@ -30,19 +30,21 @@ use std::path::Path;
 /// Bug classes; `correct` programs must produce no report.
 pub const CLASSES: [&str; 3] = ["spatial", "temporal", "correct"];
 
-/// Memory spaces a program's bug (or a correct program's idioms) is in.
-pub const SPACES: [&str; 6] = [
+/// Memory spaces a program's bug (or a correct program's idioms) is in; `device-heap`
+/// is memory from `malloc`/`new` inside kernels.
+pub const SPACES: [&str; 7] = [
     "global",
     "shared",
     "dynamic-shared",
     "local",
     "host-api",
     "managed",
+    "device-heap",
 ];
 
 /// Report kinds a bug program may expect (the runtime's names); `none` is the kind of
 /// a correct program.
-pub const KINDS: [&str; 10] = [
+pub const KINDS: [&str; 14] = [
     "heap-buffer-overflow",
     "use-after-free",
     "pointer-overflow",
@@ -53,6 +55,10 @@ pub const KINDS: [&str; 10] = [
     "shared-buffer-overflow",
     "stack-use-after-return",
     "stack-use-after-scope",
+    "null-dereference",
+    "wild-access",
+    "allocation-size-too-big",
+    "api-error",
 ];
 
 /// The kind of a correct program.

@@ -233,11 +233,42 @@ fn the_security_suite_manifest_matches_its_programs() {
         "local",
         "host-api",
         "managed",
+        "device-heap",
     ] {
         assert!(
             m.entries().any(|e| e.space == space && e.is_bug()),
             "no bug in {space}"
         );
+    }
+    for kind in [
+        "null-dereference",
+        "wild-access",
+        "allocation-size-too-big",
+        "api-error",
+    ] {
+        assert!(
+            m.entries().any(|e| e.kind == kind && e.in_scope),
+            "no in-scope bug of kind {kind}"
+        );
+    }
+}
+
+#[test]
+fn device_heap_space_and_the_newer_kinds_are_accepted() {
+    for (space, kind) in [
+        ("device-heap", "heap-buffer-overflow"),
+        ("device-heap", "double-free"),
+        ("global", "null-dereference"),
+        ("global", "wild-access"),
+        ("host-api", "allocation-size-too-big"),
+        ("host-api", "api-error"),
+    ] {
+        let text = edited(
+            "space = \"global\"\nkind = \"heap-buffer-overflow\"",
+            &format!("space = \"{space}\"\nkind = \"{kind}\""),
+        );
+        let m = Manifest::parse(&text, "m.toml").unwrap_or_else(|e| panic!("{space} {kind}: {e}"));
+        assert_eq!(m.get("ovf").unwrap().kind, kind);
     }
 }
 

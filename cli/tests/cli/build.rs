@@ -31,7 +31,7 @@ int main() {
 "#;
 
 /// The project's CUDA tree, or None (after saying why) when it is not installed.
-fn toolchain() -> Option<PathBuf> {
+pub(crate) fn toolchain() -> Option<PathBuf> {
     let tree = Path::new(env!("CARGO_MANIFEST_DIR")).join("../.toolchain/cuda");
     let missing = [
         tree.join("bin/ptxas"),
@@ -60,7 +60,7 @@ fn toolchain() -> Option<PathBuf> {
 
 /// A CUDA tree like the project's, but whose bin/fatbinary is the cusafe-fatbinary
 /// under test (so the test needs neither a release build nor scripts/link-fatbinary.sh).
-fn tree_with_our_fatbinary(real: &Path, dir: &Path) -> PathBuf {
+pub(crate) fn tree_with_our_fatbinary(real: &Path, dir: &Path) -> PathBuf {
     let tree = dir.join("cuda");
     std::fs::create_dir_all(tree.join("bin")).unwrap();
     for entry in std::fs::read_dir(real).unwrap() {
@@ -264,7 +264,7 @@ fn ptxas_output_through_fatbinary() {
 
 /// The `DT_NEEDED` entries of an ELF file, in order (via `readelf -d`, from binutils,
 /// which clang's link step needs anyway).
-fn needed(elf: &Path) -> Vec<String> {
+pub(crate) fn needed(elf: &Path) -> Vec<String> {
     let (code, stdout, stderr) = output(std::process::Command::new("readelf").arg("-d").arg(elf));
     assert_eq!(code, 0, "readelf: {stderr}");
     stdout

@@ -74,6 +74,50 @@ fn instrumented_build_command() {
 }
 
 #[test]
+fn asan_build_command_is_host_only_with_the_defaults() {
+    let tc = FakeToolchain::new("asan");
+    let cuda = tc.cuda.display();
+    let rt = rt_dir(&tc);
+    let expected = format!(
+        "{clang} --cuda-path={cuda} -Wno-unknown-cuda-version --cuda-gpu-arch=sm_90 \
+         -Xarch_device -gline-directives-only -Xarch_device -fpass-plugin={plugin} \
+         -Xarch_host -fsanitize=address,undefined -O1 -g a.cu -o app -L{rt} \
+         -Wl,--push-state,--no-as-needed -lcusafe_rt -Wl,--pop-state -L{cuda}/lib64 -lcudart \
+         -Wl,-rpath,{rt} '-Wl,-rpath,$ORIGIN' -Wl,-rpath,{cuda}/lib64 \
+         -Wl,--undefined=__cusafe_rt_present -Wl,--undefined=cusafe_asan_defaults {asan}",
+        clang = tc.clang.display(),
+        plugin = tc.plugin.display(),
+        asan = tc.asan_defaults.display(),
+    );
+    assert_eq!(
+        printed(
+            &tc,
+            &[
+                "-fsanitize=address,undefined",
+                "-O1",
+                "-g",
+                "a.cu",
+                "-o",
+                "app"
+            ]
+        ),
+        expected
+    );
+    // Refused beside the runtime, naming the flag (exit 2).
+    let mut cmd = tool(BIN);
+    tc.apply(&mut cmd);
+    let (code, _, stderr) = output(cmd.args(["-fsanitize=thread", "a.cu", "-o", "app"]));
+    assert_eq!(code, 2);
+    assert!(
+        stderr.starts_with(
+            "cusafe-clang++: error: -fsanitize=thread: the thread sanitizer cannot run \
+             beside cusafe's runtime"
+        ),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn no_instrument_is_the_plain_build() {
     let tc = FakeToolchain::new("plain");
     let cuda = tc.cuda.display();
@@ -323,6 +367,39 @@ fn bundle_without_toolchain_explains_each_missing_piece() {
     let rt_dir = bundle.path().join("bin");
     assert!(
         stdout.contains(&format!("-L{} -Wl,--push-state", rt_dir.display())),
+        "{stdout}"
+    );
+
+    // -fsanitize=address links need the ASan defaults archive; compiles do not, and
+    // --cusafe-no-asan-defaults does without it.
+    let (code, _, stderr) = run(&["-fsanitize=address", "k.cu", "-o", "k"]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("libcusafe_asan_defaults.a not found")
+            && stderr.contains("cargo build --release -p cusafe-asan-defaults")
+            && stderr.contains("--cusafe-no-asan-defaults"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = run(&["-fsanitize=address", "-c", "k.cu"]);
+    assert_eq!(code, 0, "{stderr}");
+    let (code, stdout, stderr) = run(&[
+        "--cusafe-no-asan-defaults",
+        "-fsanitize=address",
+        "k.cu",
+        "-o",
+        "k",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(!stdout.contains("asan_defaults"), "{stdout}");
+    let lib = bundle.path().join("lib/libcusafe_asan_defaults.a");
+    write(&lib, "");
+    let (code, stdout, stderr) = run(&["-fsanitize=address", "k.cu", "-o", "k"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stdout.ends_with(&format!(
+            "-Wl,--undefined=cusafe_asan_defaults {}\n",
+            lib.display()
+        )),
         "{stdout}"
     );
 }

@@ -20,6 +20,7 @@ pub const CUSAFE_VARS: &[&str] = &[
     "CUSAFE_PASS_CHECKS",
     "CUSAFE_FUZZ_LIB",
     "CUSAFE_FUZZ_INCLUDE",
+    "CUSAFE_ASAN_DEFAULTS_LIB",
     "LD_PRELOAD",
 ];
 
@@ -63,7 +64,7 @@ pub fn script(path: &Path, body: &str) {
 }
 
 /// A fake toolchain: a clang++ that prints its arguments, a CUDA tree with empty stand-ins
-/// for every piece, a pass plugin and a runtime (empty files).
+/// for every piece, a pass plugin, a runtime and the ASan defaults archive (empty files).
 pub struct FakeToolchain {
     /// Removes the files when the toolchain is dropped.
     _dir: TempDir,
@@ -71,6 +72,7 @@ pub struct FakeToolchain {
     pub cuda: PathBuf,
     pub plugin: PathBuf,
     pub rt: PathBuf,
+    pub asan_defaults: PathBuf,
 }
 
 impl FakeToolchain {
@@ -98,23 +100,27 @@ exit 3"#,
         }
         let plugin = root.join("lib/libcusafe_pass.so");
         let rt = root.join("rt/libcusafe_rt.so");
+        let asan_defaults = root.join("lib/libcusafe_asan_defaults.a");
         write(&plugin, "");
         write(&rt, "");
+        write(&asan_defaults, "");
         Self {
             _dir: dir,
             clang,
             cuda,
             plugin,
             rt,
+            asan_defaults,
         }
     }
 
-    /// Sets the four override variables on `cmd`.
+    /// Sets the five override variables on `cmd`.
     pub fn apply(&self, cmd: &mut Command) {
         cmd.env("CUSAFE_CLANG", &self.clang)
             .env("CUSAFE_CUDA_PATH", &self.cuda)
             .env("CUSAFE_PASS_PLUGIN", &self.plugin)
-            .env("CUSAFE_RT_LIB", &self.rt);
+            .env("CUSAFE_RT_LIB", &self.rt)
+            .env("CUSAFE_ASAN_DEFAULTS_LIB", &self.asan_defaults);
     }
 }
 

@@ -158,6 +158,12 @@ fn doctor_passes_with_everything_present() {
         );
     }
     assert!(
+        stdout.lines().any(|l| l.starts_with("ok")
+            && l.contains("ASan defaults")
+            && l.contains(&tc.asan_defaults.display().to_string())),
+        "{stdout}"
+    );
+    assert!(
         stdout.contains("everything cusafe needs is in place"),
         "{stdout}"
     );
@@ -170,8 +176,19 @@ fn doctor_fails_and_says_how_to_fix() {
     let mut cmd = tool(BIN);
     tc.apply(&mut cmd);
     cmd.env("CUSAFE_PASS_PLUGIN", "/nonexistent/libcusafe_pass.so");
+    // Only -fsanitize=address builds need this one: information, not MISSING.
+    cmd.env(
+        "CUSAFE_ASAN_DEFAULTS_LIB",
+        "/nonexistent/libcusafe_asan_defaults.a",
+    );
     let (code, stdout, _) = output(cmd.arg("doctor"));
     assert_eq!(code, 1, "{stdout}");
+    assert!(
+        stdout.lines().any(|l| l.starts_with("info")
+            && l.contains("ASan defaults")
+            && l.contains("needed only by -fsanitize=address builds")),
+        "{stdout}"
+    );
     let missing: Vec<&str> = stdout
         .lines()
         .filter(|l| l.starts_with("MISSING"))

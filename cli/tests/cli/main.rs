@@ -1,6 +1,7 @@
 //! Tests that run the real `cusafe-clang++` (built as `cusafe-clangxx`), `cusafe` and
 //! `cusafe-fatbinary` binaries and look at what they print and do.
 
+mod asan;
 mod build;
 mod clangxx;
 mod common;

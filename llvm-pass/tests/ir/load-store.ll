@@ -33,10 +33,11 @@ define void @k(ptr %a, i64 %i) {
 ; CHECK: [[IN:%.*]] = icmp ult i64 [[TM1]], 35
 ; CHECK: [[SIZE:%.*]] = load i64, ptr addrspace(1)
 ; Poisoned or pseudo-pointer roots (bits 47..63): start = the root, limit = 0, so every
-; access goes out of line; foreign roots: start 0, limit all ones.
+; access goes out of line; foreign roots: the foreign window, start 64 KiB (below is
+; the null page) and limit 2^47 - 64 KiB (every real address after the null page).
 ; CHECK: [[TAGGED:%.*]] = icmp uge i64 [[RI]], 140737488355328
-; CHECK: [[OS:%.*]] = select i1 [[TAGGED]], i64 [[RI]], i64 0
-; CHECK: [[OL:%.*]] = select i1 [[TAGGED]], i64 0, i64 -1
+; CHECK: [[OS:%.*]] = select i1 [[TAGGED]], i64 [[RI]], i64 65536
+; CHECK: [[OL:%.*]] = select i1 [[TAGGED]], i64 0, i64 140737488289792
 ; CHECK: [[START:%.*]] = select i1 [[IN]], i64 {{%.*}}, i64 [[OS]]
 ; CHECK: [[LIMIT:%.*]] = select i1 [[IN]], i64 [[SIZE]], i64 [[OL]]
 ; A 4-byte access fits at offsets below limit - 3 (0 when the window is smaller, as a

@@ -39,6 +39,7 @@ use cusafe_format::pointer::{
 };
 
 use crate::rng::Rng;
+use cusafe_format::devheap::host_slots;
 
 /// Physical chunks kept for reuse after their slab retired (beyond: released).
 pub const MAX_CACHED_CHUNKS: usize = 16;
@@ -205,7 +206,7 @@ impl<B: Backend> Allocator<B> {
         let windows = (0..=MAX_TAG)
             .map(|t| {
                 SlotMap::new(if available[t as usize] {
-                    WINDOW_SIZE / slot_bytes(t)
+                    host_slots(slot_bytes(t))
                 } else {
                     0
                 })

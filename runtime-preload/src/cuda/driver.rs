@@ -135,3 +135,56 @@ pub fn attribute(device: cu::CUdevice, attr: cu::CUdevice_attribute) -> Result<i
     })?;
     Ok(v)
 }
+
+/// Whether device code may reach the address `p`, which no cusafe block holds: memory
+/// the driver knows (an allocation of any allocator, registered or managed memory, a
+/// module's globals), or, on a device that reads pageable host memory (HMM or ATS:
+/// `device`'s `PAGEABLE_MEMORY_ACCESS`), any page the process maps. Only the driver's
+/// "not a pointer it knows" makes `p` unknown: any other answer counts as reachable,
+/// so a launch is never refused or reported on a failed query.
+pub fn reachable(p: u64, device: Option<cu::CUdevice>) -> bool {
+    let mut memory_type = 0u32;
+    // SAFETY: writes one u32 (the attribute's type).
+    let r = unsafe {
+        cu::cuPointerGetAttribute(
+            (&mut memory_type as *mut u32).cast(),
+            cu::CUpointer_attribute::CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+            p,
+        )
+    };
+    if r != cu::CUresult::CUDA_ERROR_INVALID_VALUE {
+        return true;
+    }
+    pageable_access(device) && host_maps(p)
+}
+
+/// Whether `device` reads pageable host memory (asked once per process).
+fn pageable_access(device: Option<cu::CUdevice>) -> bool {
+    static ANSWER: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ANSWER.get_or_init(|| {
+        device.is_none_or(|d| {
+            attribute(
+                d,
+                cu::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS,
+            )
+            .ok()
+            .is_none_or(|v| v != 0)
+        })
+    })
+}
+
+/// Whether the process maps the page holding `p` (any protection): `msync` fails
+/// with `ENOMEM` on an unmapped page.
+fn host_maps(p: u64) -> bool {
+    // SAFETY: sysconf has no preconditions.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(4096) as u64;
+    // SAFETY: msync only inspects the mapping of the page; nothing is written back for
+    // MS_ASYNC on anonymous memory, and an unmapped page is an error, not a fault.
+    unsafe {
+        libc::msync(
+            (p & !(page - 1)) as *mut libc::c_void,
+            page as usize,
+            libc::MS_ASYNC,
+        ) == 0
+    }
+}

@@ -5,6 +5,7 @@
 use std::ffi::{CStr, CString};
 
 use cudarc::driver::sys as cu;
+use cusafe_format::devheap::MARKER_SYMBOL;
 use cusafe_format::launch::{layout_symbol, Layout};
 
 use super::driver::describe;
@@ -46,25 +47,39 @@ pub fn name_of(f: cu::CUfunction) -> Result<String, String> {
 /// The windows kernel `f` (named `name`) takes: `None` for a kernel without the
 /// pass's marker (not built by cusafe, or built without launch-time bounds).
 pub fn layout_of(f: cu::CUfunction, name: &str) -> Result<Option<Layout>, String> {
+    let Some(bytes) = module_global(f, &layout_symbol(name))? else {
+        return Ok(None);
+    };
+    let sizes = param_sizes(f)?;
+    Layout::from_param_sizes(bytes as u32, &sizes)
+        .map(Some)
+        .map_err(|e| e.to_string())
+}
+
+/// Whether the module of kernel `f` allocates in device code (the pass's
+/// [`MARKER_SYMBOL`]): the device heap's arena must then be mapped before it runs.
+pub fn allocates(f: cu::CUfunction) -> Result<bool, String> {
+    module_global(f, MARKER_SYMBOL).map(|g| g.is_some())
+}
+
+/// The size of the device global `symbol` in the module of kernel `f`, `None` when the
+/// module has no such global.
+fn module_global(f: cu::CUfunction, symbol: &str) -> Result<Option<usize>, String> {
     let mut module = std::ptr::null_mut();
     // SAFETY: writes one handle.
     let r = unsafe { cu::cuFuncGetModule(&mut module, f) };
     if r != cu::CUresult::CUDA_SUCCESS {
         return Err(format!("cuFuncGetModule failed: {}", describe(r)));
     }
-    let symbol = CString::new(layout_symbol(name)).map_err(|e| e.to_string())?;
+    let symbol = CString::new(symbol).map_err(|e| e.to_string())?;
     let (mut dptr, mut bytes) = (0, 0);
     // SAFETY: writes an address and a size; `symbol` is NUL-terminated.
     let r = unsafe { cu::cuModuleGetGlobal_v2(&mut dptr, &mut bytes, module, symbol.as_ptr()) };
     match r {
-        cu::CUresult::CUDA_SUCCESS => {}
-        cu::CUresult::CUDA_ERROR_NOT_FOUND => return Ok(None),
-        _ => return Err(format!("cuModuleGetGlobal failed: {}", describe(r))),
+        cu::CUresult::CUDA_SUCCESS => Ok(Some(bytes)),
+        cu::CUresult::CUDA_ERROR_NOT_FOUND => Ok(None),
+        _ => Err(format!("cuModuleGetGlobal failed: {}", describe(r))),
     }
-    let sizes = param_sizes(f)?;
-    Layout::from_param_sizes(bytes as u32, &sizes)
-        .map(Some)
-        .map_err(|e| e.to_string())
 }
 
 /// The sizes of all of `f`'s parameters, in order.

@@ -109,6 +109,29 @@ pub const DEVICE_FAULTS: &[(CudaError, &str)] = &[
     (719, "cudaErrorLaunchFailure"),
 ];
 
+/// Names of the runtime API's errors that programs most often ignore (for
+/// `report_api_errors`; others are shown by number).
+pub const COMMON_ERRORS: &[(CudaError, &str)] = &[
+    (1, "cudaErrorInvalidValue"),
+    (2, "cudaErrorMemoryAllocation"),
+    (3, "cudaErrorInitializationError"),
+    (9, "cudaErrorInvalidConfiguration"),
+    (12, "cudaErrorInvalidPitchValue"),
+    (17, "cudaErrorInvalidDevicePointer"),
+    (21, "cudaErrorInvalidMemcpyDirection"),
+    (98, "cudaErrorInvalidDeviceFunction"),
+    (100, "cudaErrorNoDevice"),
+    (101, "cudaErrorInvalidDevice"),
+    (209, "cudaErrorNoKernelImageForDevice"),
+    (222, "cudaErrorUnsupportedPtxVersion"),
+    (400, "cudaErrorInvalidResourceHandle"),
+    (701, "cudaErrorLaunchOutOfResources"),
+    (720, "cudaErrorCooperativeLaunchTooLarge"),
+];
+
+/// `cudaErrorNotReady` (and `CUDA_ERROR_NOT_READY`): an answer, not an error.
+pub const NOT_READY: CudaError = 600;
+
 /// Whether `e` is one of [`DEVICE_FAULTS`] (these codes are the same in the driver API).
 pub fn is_device_fault(e: CudaError) -> bool {
     DEVICE_FAULTS.iter().any(|&(c, _)| c == e)

@@ -41,12 +41,12 @@ pub(super) fn release(api: &'static str, p: u64, real: impl FnOnce() -> CudaErro
                 }
             }
         }
-        return polled(e);
+        return polled(api, e);
     };
     if rt.launched_since_sync() {
         let e = rt.device_sync();
         if e != SUCCESS {
-            return rt.after_call(e);
+            return rt.after_api(api, e);
         }
     }
     match heap.free(p, rt.site()) {

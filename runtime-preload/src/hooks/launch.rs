@@ -15,6 +15,7 @@ const PER_THREAD: usize = 2;
 
 /// Launches `kernel` on `stream` through `call`, given the argument array to pass.
 pub(super) fn launch(
+    api: &'static str,
     kernel: Kernel,
     args: *mut *mut c_void,
     stream: usize,
@@ -26,8 +27,8 @@ pub(super) fn launch(
     rt.before_launch(kernel, stream);
     match rt.windowed_args(kernel, args) {
         Err(e) => e,
-        Ok(None) => polled(call(args)),
-        Ok(Some(mut w)) => polled(call(w.as_ptr())),
+        Ok(None) => polled(api, call(args)),
+        Ok(Some(mut w)) => polled(api, call(w.as_ptr())),
     }
 }
 
@@ -51,7 +52,7 @@ macro_rules! classic_launch {
             shared_mem: usize,
             stream: Stream,
         ) -> CudaError {
-            launch(Kernel::Stub(func as usize), args, $stream(stream), |a| unsafe {
+            launch(stringify!($name), Kernel::Stub(func as usize), args, $stream(stream), |a| unsafe {
                 real().$name(func, grid, block, a, shared_mem, stream)
             })
         }
@@ -74,9 +75,13 @@ pub unsafe extern "C" fn cudaLaunchKernelExC(
 ) -> CudaError {
     // SAFETY: the program passes a valid configuration (a null one reaches the real call).
     let stream = unsafe { config.as_ref() }.map_or(0, |c| c.stream as usize);
-    launch(Kernel::Stub(func as usize), args, stream, |a| unsafe {
-        real().cudaLaunchKernelExC(config, func, a)
-    })
+    launch(
+        "cudaLaunchKernelExC",
+        Kernel::Stub(func as usize),
+        args,
+        stream,
+        |a| unsafe { real().cudaLaunchKernelExC(config, func, a) },
+    )
 }
 
 /// Hook of `cudaLaunchKernelExC_ptsz`.
@@ -88,7 +93,11 @@ pub unsafe extern "C" fn cudaLaunchKernelExC_ptsz(
 ) -> CudaError {
     // SAFETY: as in `cudaLaunchKernelExC`.
     let stream = unsafe { config.as_ref() }.map_or(PER_THREAD, |c| ptsz(c.stream));
-    launch(Kernel::Stub(func as usize), args, stream, |a| unsafe {
-        real().cudaLaunchKernelExC_ptsz(config, func, a)
-    })
+    launch(
+        "cudaLaunchKernelExC_ptsz",
+        Kernel::Stub(func as usize),
+        args,
+        stream,
+        |a| unsafe { real().cudaLaunchKernelExC_ptsz(config, func, a) },
+    )
 }

@@ -12,6 +12,7 @@ use crate::alloc::AllocError;
 use crate::cuda::real::{
     is_device_fault, real, CudaError, Extent, PitchedPtr, MEMORY_ALLOCATION, SUCCESS,
 };
+use crate::report::{Kind, Origin, Report};
 use crate::runtime::{self, Heap, Runtime};
 
 /// Tries a tagged allocation of `size` bytes for `api`. On success runs `store` with
@@ -19,10 +20,17 @@ use crate::runtime::{self, Heap, Runtime};
 pub(super) fn tagged(
     rt: &Runtime,
     heap: &Heap,
-    api: &str,
+    api: &'static str,
     size: u64,
     store: impl FnOnce(u64),
 ) -> Option<CudaError> {
+    if heap.total_mem > 0 && size > heap.total_mem {
+        if rt.options.allocator_may_return_error {
+            return None;
+        }
+        rt.report(too_big(api, size, heap.total_mem));
+        return Some(MEMORY_ALLOCATION);
+    }
     if !rt.options.tagging {
         return None;
     }
@@ -46,6 +54,25 @@ pub(super) fn tagged(
     }
 }
 
+/// The report of an allocation call `api` asking for `size` bytes on a device with
+/// `total` bytes of memory. The size is also shown as the signed values a negative
+/// `int` or `long` becomes when converted to `size_t`.
+pub(super) fn too_big(api: &'static str, size: u64, total: u64) -> Report {
+    Report {
+        kind: Kind::AllocationSizeTooBig,
+        origin: Origin::Host { api, operand: None },
+        access: None,
+        address: 0,
+        buffer: None,
+        detail: format!(
+            "requested size {size} ({size:#x}; as a signed 32-bit value {}, as a signed 64-bit value {}) exceeds the device's {total} bytes of memory",
+            size as u32 as i32,
+            size as i64
+        ),
+        call_site: None,
+    }
+}
+
 /// The runtime and its heap, when tagged allocation serves the calling thread.
 fn here() -> Option<(&'static Runtime, &'static Heap)> {
     let rt = runtime::get()?;
@@ -63,7 +90,7 @@ pub unsafe extern "C" fn cudaMalloc(dev_ptr: *mut *mut c_void, size: usize) -> C
                 *dev_ptr = p as *mut c_void
             })
         });
-    done.unwrap_or_else(|| polled(unsafe { real().cudaMalloc(dev_ptr, size) }))
+    done.unwrap_or_else(|| polled("cudaMalloc", unsafe { real().cudaMalloc(dev_ptr, size) }))
 }
 
 /// Hook of `cudaMallocPitch`.
@@ -86,7 +113,11 @@ pub unsafe extern "C" fn cudaMallocPitch(
             }
         })
     });
-    done.unwrap_or_else(|| polled(unsafe { real().cudaMallocPitch(dev_ptr, pitch, width, height) }))
+    done.unwrap_or_else(|| {
+        polled("cudaMallocPitch", unsafe {
+            real().cudaMallocPitch(dev_ptr, pitch, width, height)
+        })
+    })
 }
 
 /// Hook of `cudaMalloc3D`.
@@ -110,5 +141,9 @@ pub unsafe extern "C" fn cudaMalloc3D(pitched: *mut PitchedPtr, extent: Extent) 
             }
         })
     });
-    done.unwrap_or_else(|| polled(unsafe { real().cudaMalloc3D(pitched, extent) }))
+    done.unwrap_or_else(|| {
+        polled("cudaMalloc3D", unsafe {
+            real().cudaMalloc3D(pitched, extent)
+        })
+    })
 }

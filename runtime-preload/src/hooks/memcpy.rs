@@ -45,6 +45,7 @@ pub unsafe extern "C" fn cudaMemcpy(
 ) -> CudaError {
     let n = count as u64;
     checked(
+        "cudaMemcpy",
         &ranges("cudaMemcpy", dst as u64, src as u64, n, n),
         || unsafe { real().cudaMemcpy(dst, src, count, kind) },
     )
@@ -61,6 +62,7 @@ pub unsafe extern "C" fn cudaMemcpyAsync(
 ) -> CudaError {
     let n = count as u64;
     checked(
+        "cudaMemcpyAsync",
         &ranges("cudaMemcpyAsync", dst as u64, src as u64, n, n),
         || unsafe { real().cudaMemcpyAsync(dst, src, count, kind, stream) },
     )
@@ -85,7 +87,7 @@ pub unsafe extern "C" fn cudaMemcpy2D(
         extent_2d(dpitch as u64, w, h),
         extent_2d(spitch as u64, w, h),
     );
-    checked(&r, || unsafe {
+    checked("cudaMemcpy2D", &r, || unsafe {
         real().cudaMemcpy2D(dst, dpitch, src, spitch, width, height, kind)
     })
 }
@@ -111,7 +113,7 @@ pub unsafe extern "C" fn cudaMemcpy2DAsync(
         extent_2d(dpitch as u64, w, h),
         extent_2d(spitch as u64, w, h),
     );
-    checked(&r, || unsafe {
+    checked("cudaMemcpy2DAsync", &r, || unsafe {
         real().cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, height, kind, stream)
     })
 }

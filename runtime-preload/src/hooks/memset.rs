@@ -22,6 +22,7 @@ pub(super) fn range(api: &'static str, ptr: u64, len: u64) -> [ApiRange; 1] {
 #[no_mangle]
 pub unsafe extern "C" fn cudaMemset(dev_ptr: *mut c_void, value: c_int, count: usize) -> CudaError {
     checked(
+        "cudaMemset",
         &range("cudaMemset", dev_ptr as u64, count as u64),
         || unsafe { real().cudaMemset(dev_ptr, value, count) },
     )
@@ -36,6 +37,7 @@ pub unsafe extern "C" fn cudaMemsetAsync(
     stream: Stream,
 ) -> CudaError {
     checked(
+        "cudaMemsetAsync",
         &range("cudaMemsetAsync", dev_ptr as u64, count as u64),
         || unsafe { real().cudaMemsetAsync(dev_ptr, value, count, stream) },
     )
@@ -51,7 +53,9 @@ pub unsafe extern "C" fn cudaMemset2D(
     height: usize,
 ) -> CudaError {
     let len = extent_2d(pitch as u64, width as u64, height as u64);
-    checked(&range("cudaMemset2D", dev_ptr as u64, len), || unsafe {
-        real().cudaMemset2D(dev_ptr, pitch, value, width, height)
-    })
+    checked(
+        "cudaMemset2D",
+        &range("cudaMemset2D", dev_ptr as u64, len),
+        || unsafe { real().cudaMemset2D(dev_ptr, pitch, value, width, height) },
+    )
 }

@@ -28,21 +28,22 @@ use crate::cuda::real::CudaError;
 use crate::runtime;
 
 /// Checks `ranges` (once the runtime has started; before that no cusafe pointer
-/// exists), then makes the call and polls for device reports.
-fn checked(ranges: &[ApiRange], call: impl FnOnce() -> CudaError) -> CudaError {
+/// exists), then makes the call `api` and polls for device reports.
+fn checked(api: &'static str, ranges: &[ApiRange], call: impl FnOnce() -> CudaError) -> CudaError {
     match runtime::initialized() {
         None => call(),
         Some(rt) => match rt.check_ranges(ranges) {
-            Ok(()) => rt.after_call(call()),
+            Ok(()) => rt.after_api(api, call()),
             Err(e) => e,
         },
     }
 }
 
-/// Polls for device reports after a call (once the runtime has started).
-fn polled(err: CudaError) -> CudaError {
+/// Polls for device reports after the call `api` returned `err` (once the runtime has
+/// started), reporting the error with `report_api_errors=1`.
+fn polled(api: &'static str, err: CudaError) -> CudaError {
     match runtime::initialized() {
-        Some(rt) => rt.after_call(err),
+        Some(rt) => rt.after_api(api, err),
         None => err,
     }
 }

@@ -13,5 +13,5 @@ pub unsafe extern "C" fn cudaDeviceReset() -> CudaError {
     if let Some(rt) = runtime::initialized() {
         rt.note_reset();
     }
-    polled(unsafe { real().cudaDeviceReset() })
+    polled("cudaDeviceReset", unsafe { real().cudaDeviceReset() })
 }

@@ -11,7 +11,7 @@ use crate::runtime;
 #[no_mangle]
 pub unsafe extern "C" fn cudaDeviceSynchronize() -> CudaError {
     match runtime::initialized() {
-        Some(rt) => rt.after_call(rt.device_sync()),
+        Some(rt) => rt.after_api("cudaDeviceSynchronize", rt.device_sync()),
         None => unsafe { real().cudaDeviceSynchronize() },
     }
 }
@@ -19,23 +19,33 @@ pub unsafe extern "C" fn cudaDeviceSynchronize() -> CudaError {
 /// Hook of `cudaStreamSynchronize`.
 #[no_mangle]
 pub unsafe extern "C" fn cudaStreamSynchronize(stream: Stream) -> CudaError {
-    polled(unsafe { real().cudaStreamSynchronize(stream) })
+    polled("cudaStreamSynchronize", unsafe {
+        real().cudaStreamSynchronize(stream)
+    })
 }
 
 /// Hook of `cudaEventSynchronize`.
 #[no_mangle]
 pub unsafe extern "C" fn cudaEventSynchronize(event: Event) -> CudaError {
-    polled(unsafe { real().cudaEventSynchronize(event) })
+    polled("cudaEventSynchronize", unsafe {
+        real().cudaEventSynchronize(event)
+    })
 }
 
-/// Hook of `cudaGetLastError`.
+/// Hook of `cudaGetLastError` (the error it returns is the program reading one, never
+/// reported as an API error).
 #[no_mangle]
 pub unsafe extern "C" fn cudaGetLastError() -> CudaError {
-    polled(unsafe { real().cudaGetLastError() })
+    read_error(unsafe { real().cudaGetLastError() })
 }
 
-/// Hook of `cudaPeekAtLastError`.
+/// Hook of `cudaPeekAtLastError` (as `cudaGetLastError`).
 #[no_mangle]
 pub unsafe extern "C" fn cudaPeekAtLastError() -> CudaError {
-    polled(unsafe { real().cudaPeekAtLastError() })
+    read_error(unsafe { real().cudaPeekAtLastError() })
+}
+
+/// Polls for device reports after a call that returned the pending error `err`.
+fn read_error(err: CudaError) -> CudaError {
+    runtime::initialized().map_or(err, |rt| rt.after_call(err))
 }

@@ -61,6 +61,32 @@ pub fn free_report(api: &'static str, err: &FreeError) -> Option<Report> {
     Some(r)
 }
 
+/// The report of a hooked call `api` that returned the error `code` (`report_api_errors`):
+/// named when it is a runtime API error the table knows (driver calls, `cu*`, return
+/// the driver's codes, shown by number).
+pub fn api_error_report(api: &'static str, code: i32) -> Report {
+    let driver = api.starts_with("cu") && !api.starts_with("cuda");
+    let name = if driver {
+        format!("CUresult {code}")
+    } else {
+        crate::cuda::real::COMMON_ERRORS
+            .iter()
+            .find(|&&(c, _)| c == code)
+            .map_or(format!("error {code}"), |&(_, n)| {
+                format!("{n} (error {code})")
+            })
+    };
+    Report {
+        kind: Kind::ApiError,
+        origin: host(api),
+        access: None,
+        address: 0,
+        detail: format!("{api} returned {name}; the call did nothing the program may rely on"),
+        buffer: None,
+        call_site: None,
+    }
+}
+
 /// The report for a block still allocated at exit.
 pub fn leak_report(block: &BlockInfo) -> Report {
     Report {

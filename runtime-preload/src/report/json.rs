@@ -96,19 +96,22 @@ pub fn render(r: &Report, pid: u32) -> String {
 
 /// Why a device fault may come without a finding (the text note says the same).
 pub const FAULT_WITHOUT_FINDING: &str = "the fault is in uninstrumented code, or an access \
-     reached unmapped memory (e.g. a buffer freed long ago)";
+     reached unmapped memory through a pointer no check could judge (a wild pointer loaded \
+     from memory, a buffer freed long ago)";
 
 /// The JSON line for a device fault (CUDA error `code`, named `name`) that came with no
-/// cusafe record: kind `cuda-error-without-finding`, with the kernel launched last
-/// through a hook when known (demangled), newline included.
-pub fn cuda_error_without_finding(code: i32, name: &str, kernel: Option<&str>, pid: u32) -> String {
+/// cusafe record: kind `cuda-error-without-finding`, with the kernels launched through a
+/// hook since the last successful synchronisation (demangled, oldest first; `kernel` is
+/// the last of them), newline included.
+pub fn cuda_error_without_finding(code: i32, name: &str, suspects: &[String], pid: u32) -> String {
     let mut s = json!({
         "kind": "cuda-error-without-finding",
         "pid": pid,
         "where": "device",
         "code": code,
         "name": name,
-        "kernel": kernel,
+        "kernel": suspects.last(),
+        "suspects": suspects,
         "detail": FAULT_WITHOUT_FINDING,
     })
     .to_string();

@@ -28,8 +28,12 @@ pub enum Kind {
     UseAfterFree,
     /// A pointer whose arithmetic left its buffer was dereferenced.
     PointerOverflow,
-    /// An address in a cusafe window that belongs to no known buffer.
+    /// An access through a pointer that is in no known allocation: an address in a
+    /// cusafe window that belongs to no buffer, a kernel argument in no memory the driver
+    /// knows, or a pointer with corrupted high bits.
     WildAccess,
+    /// An access in the null page through an untagged pointer (null plus an offset).
+    NullDereference,
     /// A local (stack) array accessed outside its bounds.
     StackBufferOverflow,
     /// A `__shared__` array, or the dynamic shared-memory window, accessed outside its bounds.
@@ -50,6 +54,11 @@ pub enum Kind {
     ApiOutOfBounds,
     /// A buffer still allocated at exit.
     Leak,
+    /// An allocation call asked for more bytes than the device has (often a negative
+    /// `int` converted to `size_t`).
+    AllocationSizeTooBig,
+    /// A CUDA API call returned an error (`report_api_errors=1`).
+    ApiError,
 }
 
 impl Kind {
@@ -60,6 +69,7 @@ impl Kind {
             Kind::UseAfterFree => "use-after-free",
             Kind::PointerOverflow => "pointer-overflow",
             Kind::WildAccess => "wild-access",
+            Kind::NullDereference => "null-dereference",
             Kind::StackBufferOverflow => "stack-buffer-overflow",
             Kind::SharedBufferOverflow => "shared-buffer-overflow",
             Kind::GlobalBufferOverflow => "global-buffer-overflow",
@@ -69,6 +79,8 @@ impl Kind {
             Kind::InvalidFree => "invalid-free",
             Kind::ApiOutOfBounds => "api-out-of-bounds",
             Kind::Leak => "leak",
+            Kind::AllocationSizeTooBig => "allocation-size-too-big",
+            Kind::ApiError => "api-error",
         }
     }
 
@@ -85,7 +97,10 @@ impl Kind {
                 "pointer arithmetic moved the pointer out of its buffer before it was dereferenced: check the offset computation"
             }
             Kind::WildAccess => {
-                "the pointer points into no buffer cusafe knows: it is uninitialised, corrupted, or computed from an unrelated value"
+                "the pointer points into no buffer cusafe knows: it is uninitialised, corrupted, computed from an unrelated value, or a host pointer passed to a kernel (check that an allocation before it did not fail)"
+            }
+            Kind::NullDereference => {
+                "the pointer is null (or null plus an offset): check the allocation or lookup that should have set it, and guard optional buffers with `if (p)`"
             }
             Kind::StackBufferOverflow => {
                 "the access is outside a local array: check the index against the array's length"
@@ -103,16 +118,22 @@ impl Kind {
                 "a pointer to a block-scoped local array was used after the block ended: declare the array in the scope where the pointer is used"
             }
             Kind::DoubleFree => {
-                "the buffer was already freed: free each allocation exactly once (reset the pointer after cudaFree)"
+                "the buffer was already freed: free each allocation exactly once (reset the pointer after cudaFree, free or delete)"
             }
             Kind::InvalidFree => {
-                "cudaFree takes exactly the pointer cudaMalloc returned: do not free interior pointers or memory from other allocators"
+                "free exactly the pointer the allocation returned, with the matching call (cudaFree for cudaMalloc, free/delete in device code for malloc/new there): not an interior pointer or other memory"
             }
             Kind::ApiOutOfBounds => {
                 "the call's byte range does not fit in the buffer: check the byte count (elements * sizeof) and the offsets"
             }
             Kind::Leak => {
                 "cudaFree the buffer when done with it, or set CUSAFE_OPTIONS=detect_leaks=0 if the leak is intended"
+            }
+            Kind::AllocationSizeTooBig => {
+                "the size is larger than the device's memory, often an int count that overflowed or went negative before the conversion to size_t: compute sizes in size_t; CUSAFE_OPTIONS=allocator_may_return_error=1 returns cudaErrorMemoryAllocation instead"
+            }
+            Kind::ApiError => {
+                "check the return value of every CUDA call (and cudaGetLastError after launches): the program went on as if the call had worked"
             }
         }
     }

@@ -5,7 +5,9 @@
 //! address was derived from), so the root names the buffer; when the address landed
 //! in another buffer (a non-linear jump), the report says that too.
 
-use cusafe_format::pointer::{is_cusafe, POISON_MASK};
+use cusafe_format::block::{block_base, PREFIX};
+use cusafe_format::devheap::in_arena;
+use cusafe_format::pointer::{in_null_page, is_cusafe, tag_of, ADDRESS_END, POISON_MASK};
 use cusafe_format::report::{
     DeviceKind, Record, ACCESS_ATOMIC, ACCESS_RANGE, ACCESS_WRITE, OBJECT_DYNAMIC_SHARED,
     OBJECT_GLOBAL_VAR, OBJECT_LOCAL, OBJECT_SHARED,
@@ -32,6 +34,7 @@ pub fn refine(rec: &Record, table: &BlockTable) -> Report {
     };
     let addr = rec.addr;
     let (kind, block) = match rec.kind {
+        DeviceKind::PoisonedPointer if high_bits(rec.root) => (Kind::WildAccess, None),
         DeviceKind::PoisonedPointer => {
             // The root itself left its buffer: name the buffer nearest to it.
             (Kind::PointerOverflow, table.nearest(rec.root).cloned())
@@ -39,8 +42,12 @@ pub fn refine(rec: &Record, table: &BlockTable) -> Report {
         DeviceKind::ObjectOutOfBounds => (object_kind(rec.flags), None),
         DeviceKind::StaleLocal => (Kind::StackUseAfterReturn, None),
         DeviceKind::LocalOutOfScope => (Kind::StackUseAfterScope, None),
+        DeviceKind::DeviceDoubleFree => (Kind::DoubleFree, None),
+        DeviceKind::DeviceInvalidFree => (Kind::InvalidFree, None),
         DeviceKind::OutOfBounds => match [rec.root, addr].into_iter().find(|&p| is_cusafe(p)) {
-            None => (Kind::WildAccess, None),
+            None => (untagged_kind(rec), None),
+            Some(key) if in_arena(key) && rec.header_size == 0 => (Kind::UseAfterFree, None),
+            Some(key) if in_arena(key) => (Kind::HeapBufferOverflow, None),
             Some(key) => match table.lookup(key).cloned() {
                 Some(b) if b.freed => (Kind::UseAfterFree, Some(b)),
                 Some(b) => (Kind::HeapBufferOverflow, Some(b)),
@@ -48,10 +55,19 @@ pub fn refine(rec: &Record, table: &BlockTable) -> Report {
             },
         },
     };
+    let free = matches!(
+        rec.kind,
+        DeviceKind::DeviceDoubleFree | DeviceKind::DeviceInvalidFree
+    );
     let mut detail = match rec.kind {
         DeviceKind::ObjectOutOfBounds => describe_object(rec),
         DeviceKind::StaleLocal => describe_dead_local(rec, "whose function has returned"),
         DeviceKind::LocalOutOfScope => describe_dead_local(rec, "whose scope has ended"),
+        DeviceKind::DeviceDoubleFree | DeviceKind::DeviceInvalidFree => describe_free(rec, table),
+        _ if block.is_none() && in_arena(rec.root) => describe_device_heap(rec),
+        _ if block.is_none() && !is_cusafe(rec.root) && !is_cusafe(addr) => {
+            describe_untagged(kind, rec)
+        }
         _ => describe(kind, addr, access.size, block.as_ref()),
     };
     if let (Some(b), Some(other)) = (&block, table.lookup(addr)) {
@@ -62,7 +78,7 @@ pub fn refine(rec: &Record, table: &BlockTable) -> Report {
     Report {
         kind,
         origin,
-        access: Some(access),
+        access: (!free).then_some(access),
         address: addr,
         buffer: block.map(|b| Buffer {
             offset: b.offset_of(addr),
@@ -71,6 +87,93 @@ pub fn refine(rec: &Record, table: &BlockTable) -> Report {
         detail,
         call_site: None,
     }
+}
+
+/// Whether `p` has any of bits 47..62 set: no real address does, nor a poisoned
+/// pointer made by the arithmetic rule from one (an uninitialised or corrupted value).
+fn high_bits(p: u64) -> bool {
+    (p & !POISON_MASK) >= ADDRESS_END
+}
+
+/// A failed check whose root carried no cusafe tag: the device's foreign window
+/// (`pointer::FOREIGN_WINDOW`) fails only in the null page and beyond the address
+/// space; a launch-time window fails every access through an argument in the null page
+/// (root 0) or in memory nobody allocated (root = the argument).
+fn untagged_kind(rec: &Record) -> Kind {
+    if in_null_page(rec.root) || in_null_page(rec.addr & !POISON_MASK) {
+        Kind::NullDereference
+    } else {
+        Kind::WildAccess
+    }
+}
+
+/// "0x10 is in the null page ..." or what made the pointer wild.
+fn describe_untagged(kind: Kind, rec: &Record) -> String {
+    let a = rec.addr & !POISON_MASK;
+    match kind {
+        Kind::NullDereference => format!(
+            "{a:#018x} is in the null page (the first {} bytes, mapped by nobody): a null pointer plus {a} bytes",
+            cusafe_format::pointer::NULL_PAGE
+        ),
+        _ if high_bits(rec.root) || high_bits(a) => format!(
+            "{a:#018x} has bits 47..62 set, which no real address has: the pointer is uninitialised or corrupted"
+        ),
+        _ if (rec.root, rec.header_size) != cusafe_format::pointer::FOREIGN_WINDOW => format!(
+            "{a:#018x} is at offset {} from the kernel argument {:#018x}, which is in no allocation, registered or managed memory the driver knows (a host pointer, a stale or uninitialised value)",
+            a.wrapping_sub(rec.root) as i64,
+            rec.root
+        ),
+        _ => format!("{a:#018x} is outside every buffer cusafe or the driver knows"),
+    }
+}
+
+/// "0x... is 4 bytes after the end of the 100-byte device-heap block" (a block of
+/// `malloc`/`new` in device code; the host's table does not know it).
+fn describe_device_heap(rec: &Record) -> String {
+    let a = rec.addr & !POISON_MASK;
+    let offset = a.wrapping_sub(rec.root) as i64;
+    if rec.header_size == 0 {
+        format!(
+            "{a:#018x} is at offset {offset} of a device-heap block (malloc/new in device code) that was freed (free/delete in device code)"
+        )
+    } else {
+        format!(
+            "{a:#018x} is {} the {}-byte device-heap block at {:#018x} (malloc/new in device code)",
+            relation(offset, u64::from(rec.access_size), rec.header_size),
+            rec.header_size,
+            rec.root
+        )
+    }
+}
+
+/// What was wrong with a `free` (or `delete`) in device code.
+fn describe_free(rec: &Record, table: &BlockTable) -> String {
+    let a = rec.addr;
+    if rec.kind == DeviceKind::DeviceDoubleFree {
+        return format!(
+            "free of {a:#018x}: the device-heap block (malloc/new in device code) was already freed"
+        );
+    }
+    if in_arena(a) {
+        let base = block_base(a, tag_of(a));
+        return format!(
+            "free of {a:#018x}, at offset {} inside the {}-byte device-heap block at {:#018x}: free takes exactly the pointer malloc returned",
+            a.wrapping_sub(base + PREFIX) as i64,
+            rec.header_size,
+            base + PREFIX
+        );
+    }
+    if is_cusafe(a) {
+        let what = table
+            .lookup(a)
+            .map_or("a cudaMalloc buffer".to_string(), buffer_phrase);
+        return format!(
+            "free of {a:#018x}, inside {what}: memory from cudaMalloc is freed with cudaFree on the host, not free in device code"
+        );
+    }
+    format!(
+        "free of {a:#018x}, which is not device-heap memory (a local, shared or constant address, or a pointer that left its buffer)"
+    )
 }
 
 /// The report kind of an object overflow, from the object's space flag.

@@ -48,12 +48,33 @@ pub fn program_frames(frames: &[Frame]) -> &[Frame] {
             .rposition(|f| f.function.contains("cusafe_rt::"))
             .map_or(0, |i| i + 1),
     };
-    let rest = &frames[start.min(frames.len())..];
+    let mut rest = &frames[start.min(frames.len())..];
+    // The CUDA headers' inline wrappers (`cudaMalloc<T>`, `cudaLaunchKernel<T>`) and a
+    // kernel's launch stub stand between the hook and the user's line: skip them.
+    while rest.len() > 1 && is_glue(&rest[0]) {
+        rest = &rest[1..];
+    }
     let end = rest
         .iter()
         .position(|f| f.function == "main")
         .map_or(rest.len(), |i| i + 1);
     &rest[..end]
+}
+
+/// Whether `f` is code the compiler or the CUDA toolkit put between a program's call and
+/// the hooked function: a frame in a CUDA or compiler header, or a kernel's host launch
+/// stub (`__device_stub__` in clang's and nvcc's names).
+fn is_glue(f: &Frame) -> bool {
+    const HEADERS: [&str; 4] = [
+        "/cuda/include/",
+        "__clang_cuda",
+        "/lib/clang/",
+        "/nvidia/cuda_",
+    ];
+    f.function.contains("__device_stub__")
+        || f.location
+            .as_deref()
+            .is_some_and(|l| HEADERS.iter().any(|h| l.contains(h)))
 }
 
 /// Renders frames, one a line, indented.

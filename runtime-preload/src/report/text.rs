@@ -37,18 +37,25 @@ pub fn render(r: &Report, pid: u32) -> String {
     // Writing into a String cannot fail.
     let _ = writeln!(s, "{RULE}");
     let _ = writeln!(s, "=={pid}==ERROR: cusafe: {kind} in {loc}");
-    if let Some(a) = r.access {
+    let what = r.access.map(|a| {
         let what = match (a.atomic, a.write) {
             (true, _) => "ATOMIC",
             (false, true) => "WRITE",
             (false, false) => "READ",
         };
-        let size = if a.range {
-            format!("range of {} bytes", a.size)
+        if a.range {
+            format!("{what} of range of {} bytes", a.size)
         } else {
-            format!("size {}", a.size)
-        };
-        let _ = write!(s, "{what} of {size} at {:#018x}", r.address);
+            format!("{what} of size {}", a.size)
+        }
+    });
+    // A device report without an access is about a free in device code.
+    let what = match (&what, &r.origin) {
+        (None, Origin::Device { .. }) => Some("FREE".to_string()),
+        _ => what,
+    };
+    if let Some(what) = what {
+        let _ = write!(s, "{what} at {:#018x}", r.address);
         if let Origin::Device { thread, block, .. } = &r.origin {
             let _ = write!(
                 s,

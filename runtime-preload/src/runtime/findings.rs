@@ -8,8 +8,10 @@ use std::sync::Arc;
 use super::leaks::{self, Decision};
 use super::{initialized, Runtime, LEAKS_SHOWN};
 use crate::check::{check_range, ApiRange};
-use crate::cuda::real::{is_device_fault, CudaError, DEVICE_FAULTS, INVALID_VALUE, SUCCESS};
-use crate::report::host::leak_report;
+use crate::cuda::real::{
+    is_device_fault, CudaError, DEVICE_FAULTS, INVALID_VALUE, NOT_READY, SUCCESS,
+};
+use crate::report::host::{api_error_report, leak_report};
 use crate::report::json::{cuda_error_without_finding, FAULT_WITHOUT_FINDING};
 use crate::report::refine::refine;
 use crate::report::text::leak_summary;
@@ -69,6 +71,23 @@ impl Runtime {
         Ok(())
     }
 
+    /// [`Runtime::after_call`] for the hooked call `api`, which returned `err`: with
+    /// `report_api_errors=1` an error it returned is reported first (device faults have
+    /// their own note; "not ready" is an answer). The report does not halt: the program's
+    /// own handling of the error runs as it would without cusafe.
+    pub fn after_api(&self, api: &'static str, err: CudaError) -> CudaError {
+        if self.options.report_api_errors
+            && err != SUCCESS
+            && err != NOT_READY
+            && !is_device_fault(err)
+        {
+            let mut r = api_error_report(api, err);
+            r.call_site = Some(Arc::new(Backtrace::force_capture()));
+            self.emit(&r);
+        }
+        self.after_call(err)
+    }
+
     /// Polls the report page after a call that returned `err`; returns `err`.
     pub fn after_call(&self, err: CudaError) -> CudaError {
         self.poll(err);
@@ -102,18 +121,28 @@ impl Runtime {
                 .iter()
                 .find(|&&(c, _)| c == err)
                 .map_or("", |&(_, n)| n);
-            let kernel = self.last_kernel_name();
-            let last = kernel.as_deref().map_or(String::new(), |k| {
-                format!(" (the last kernel launched was {k})")
-            });
+            let mut suspects = self.unsynced_kernel_names();
+            if suspects.is_empty() {
+                suspects.extend(self.last_kernel_name());
+            }
+            let which = match suspects.as_slice() {
+                [] => String::new(),
+                [one] => format!(
+                    "; the faulting kernel is {one} (the only kernel launched since the last successful synchronisation)"
+                ),
+                [.., last] => format!(
+                    "; the faulting kernel is one of those launched since the last successful synchronisation: {} (last: {last}); run with CUDA_LAUNCH_BLOCKING=1 to name the one",
+                    suspects.join(", ")
+                ),
+            };
             self.sink.message(&format!(
-                "cusafe: note: CUDA error {err} ({name}) came without a cusafe finding{last}: \
+                "cusafe: note: CUDA error {err} ({name}) came without a cusafe finding{which}: \
                  {FAULT_WITHOUT_FINDING}\n"
             ));
             self.sink.json(&cuda_error_without_finding(
                 err,
                 name,
-                kernel.as_deref(),
+                &suspects,
                 self.sink.pid(),
             ));
         }
@@ -144,6 +173,17 @@ impl Runtime {
         self.poll(SUCCESS);
         let mut leaked = 0;
         let context_died = self.fault_noted.load(Ordering::Relaxed);
+        let unchecked = if context_died {
+            0
+        } else {
+            self.device_heap_fallbacks()
+        };
+        if unchecked > 0 {
+            self.sink.message(&format!(
+                "cusafe: note: {unchecked} in-kernel allocation(s) (malloc/new in device code) were served by the real device heap, unchecked: larger than the {} MiB arena allows, or the arena was used up; raise CUSAFE_OPTIONS=device_heap_mb\n",
+                self.options.device_heap_mb
+            ));
+        }
         let check = match leaks::decide(self.options.detect_leaks) {
             Decision::Check => true,
             Decision::Skip(why) => {

@@ -27,6 +27,7 @@ use crate::report::demangle;
 use crate::report::page::PageReader;
 use crate::report::sink::Sink;
 
+mod devheap;
 mod findings;
 pub(crate) mod fuzz;
 mod leaks;
@@ -38,6 +39,8 @@ pub(crate) use windows::Kernel;
 /// Pitch alignment of `cudaMallocPitch`/`cudaMalloc3D` rows at least (what the real
 /// runtime returns on current GPUs).
 const MIN_PITCH_ALIGN: u64 = 512;
+/// Distinct kernels remembered as launched since the last synchronisation.
+const UNSYNCED_KEPT: usize = 8;
 /// Leaked blocks listed one by one at exit (the summary counts all).
 const LEAKS_SHOWN: usize = 64;
 
@@ -47,6 +50,8 @@ pub(crate) struct Heap {
     ctx: Context,
     /// Row alignment for pitched allocations.
     pub pitch_align: u64,
+    /// The device's memory in bytes (0: unknown).
+    pub total_mem: u64,
     writes: Arc<HeaderStream>,
     alloc: Mutex<Allocator<VmmBackend>>,
 }
@@ -102,10 +107,16 @@ pub(crate) struct Runtime {
     last_kernel: AtomicU64,
     /// `launches` as of the last device-wide synchronisation that succeeded.
     synced: AtomicU64,
+    /// The distinct kernels launched since then, each with its latest launch number,
+    /// oldest first: the suspects of a fault that came without a finding.
+    unsynced: Mutex<Vec<(u64, Kernel)>>,
     /// Kernel layouts for launch-time windows, learnt on first launch.
     layouts: windows::Layouts,
     /// Blocks left allocated on purpose (freed inside stream capture): not leaks.
     kept: Mutex<Vec<u64>>,
+    /// The device heap's arena, once a kernel that allocates was launched: the classes
+    /// it serves, or `None` when it could not be mapped.
+    device_heap: OnceLock<Option<std::ops::RangeInclusive<u32>>>,
 }
 
 static RUNTIME: OnceLock<Runtime> = OnceLock::new();
@@ -242,8 +253,16 @@ impl Runtime {
     /// Notes the launch of `kernel` and orders the runtime's pending header writes
     /// before it on `stream`.
     pub fn before_launch(&self, kernel: Kernel, stream: usize) {
-        self.launches.fetch_add(1, Ordering::AcqRel);
+        let n = self.launches.fetch_add(1, Ordering::AcqRel) + 1;
         self.last_kernel.store(kernel.pack(), Ordering::Relaxed);
+        {
+            let mut pending = self.unsynced.lock().unwrap_or_else(|e| e.into_inner());
+            pending.retain(|&(_, k)| k != kernel);
+            if pending.len() == UNSYNCED_KEPT {
+                pending.remove(0);
+            }
+            pending.push((n, kernel));
+        }
         if let Some(h) = self.heap() {
             let _ctx = h.ctx.enter();
             h.writes.order_before(stream);
@@ -271,6 +290,10 @@ impl Runtime {
     pub fn note_synced(&self, seen: u64, e: CudaError) {
         if e == SUCCESS {
             self.synced.fetch_max(seen, Ordering::AcqRel);
+            self.unsynced
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .retain(|&(n, _)| n > seen);
         }
     }
 
@@ -284,6 +307,21 @@ impl Runtime {
     pub fn last_kernel_name(&self) -> Option<String> {
         let k = Kernel::unpack(self.last_kernel.load(Ordering::Relaxed))?;
         self.layouts.name(k).map(|n| demangle(&n))
+    }
+
+    /// The demangled names of the kernels launched through a hook since the last
+    /// device-wide synchronisation that succeeded, oldest first (at most
+    /// [`UNSYNCED_KEPT`] distinct kernels; no CUDA call).
+    pub fn unsynced_kernel_names(&self) -> Vec<String> {
+        let pending = self
+            .unsynced
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        pending
+            .into_iter()
+            .filter_map(|(_, k)| self.layouts.name(k).map(|n| demangle(&n)))
+            .collect()
     }
 
     /// Whether a kernel was launched through the hook since the last device-wide

@@ -48,6 +48,8 @@ impl Runtime {
             synced: AtomicU64::new(0),
             layouts: Default::default(),
             kept: Default::default(),
+            device_heap: Default::default(),
+            unsynced: Default::default(),
         };
         if let Err(why) = rt.start_cuda() {
             rt.warn(&format!(
@@ -99,12 +101,16 @@ impl Runtime {
         )
         .map(|a| a.max(0) as u64)
         .unwrap_or(0);
+        let mut total_mem = 0usize;
+        // SAFETY: writes one size; 0 (no limit known) if the query fails.
+        unsafe { cu::cuDeviceTotalMem_v2(&mut total_mem, device) };
         let alloc = Allocator::new(backend, Rng::from_os())
             .map_err(|e| format!("cannot reserve the cusafe address windows ({e})"))?;
         self.heap = Some(Heap {
             device,
             ctx,
             pitch_align: pitch.max(MIN_PITCH_ALIGN).next_power_of_two(),
+            total_mem: total_mem as u64,
             writes,
             alloc: Mutex::new(alloc),
         });

@@ -11,6 +11,7 @@ use cudarc::driver::sys as cu;
 use cusafe_format::launch::{launch_bounds, Layout};
 
 use super::Runtime;
+use crate::cuda::driver::reachable;
 use crate::cuda::kernels;
 use crate::cuda::real::{real, CudaError, SUCCESS};
 
@@ -134,10 +135,12 @@ impl Runtime {
             );
             return Err(REFUSED);
         }
+        let device = self.heap_device();
         let w = self.with_table(|t| {
+            let window = |p| launch_bounds(p, |b| t.header_word(b), |p| reachable(p, device));
             // SAFETY: the program passes one argument pointer per source parameter, as
             // the launch API requires; the windowed ones are 8 bytes.
-            unsafe { WindowedArgs::new(&layout, args, |p| launch_bounds(p, |b| t.header_word(b))) }
+            unsafe { WindowedArgs::new(&layout, args, window) }
         });
         Ok(Some(w))
     }
@@ -162,6 +165,9 @@ impl Runtime {
             }
         };
         let f = kernels::function_of(f);
+        if kernels::allocates(f).unwrap_or(false) {
+            self.ensure_device_heap();
+        }
         let learnt = kernels::name_of(f).and_then(|name| {
             kernels::layout_of(f, &name)
                 .map(|l| (name.clone(), l))

@@ -57,7 +57,7 @@ pub(super) unsafe fn mem_alloc(
             tagged(rt, h, call.api, size as u64, |p| unsafe { *dptr = p })
         });
     // SAFETY: the caller's arguments.
-    done.unwrap_or_else(|| polled(unsafe { real(dptr, size) }))
+    done.unwrap_or_else(|| polled(call.api, unsafe { real(dptr, size) }))
 }
 
 /// `cuMemAllocPitch_v2`: the pitch is the runtime's pitch alignment, as for
@@ -88,7 +88,7 @@ pub(super) unsafe fn mem_alloc_pitch(
         })
     });
     // SAFETY: the caller's arguments.
-    done.unwrap_or_else(|| polled(unsafe { real(dptr, pitch, width, height, elem) }))
+    done.unwrap_or_else(|| polled(call.api, unsafe { real(dptr, pitch, width, height, elem) }))
 }
 
 /// `cuMemFree_v2`.
@@ -119,7 +119,7 @@ pub(super) unsafe fn mem_alloc_async(
             tagged(rt, h, call.api, size as u64, |p| unsafe { *dptr = p })
         });
     // SAFETY: the caller's arguments.
-    done.unwrap_or_else(|| polled(unsafe { real(dptr, size, stream) }))
+    done.unwrap_or_else(|| polled(call.api, unsafe { real(dptr, size, stream) }))
 }
 
 /// `cuMemFreeAsync` (and `_ptsz`): a tagged block is freed once `stream` has reached
@@ -148,7 +148,7 @@ pub(super) unsafe fn mem_free_async(
     // SAFETY: waits for the caller's stream.
     let e: CudaError = code(unsafe { cu::cuStreamSynchronize(s as cu::CUstream) });
     if e != SUCCESS {
-        return rt.after_call(e);
+        return rt.after_api(call.api, e);
     }
     release(call.api, dptr, || INVALID_VALUE)
 }

@@ -70,7 +70,7 @@ impl Memcpy2D {
 /// Checks `n` bytes at `dst` and at `src`, then runs `go`.
 fn copy(call: Call, dst: u64, src: u64, n: usize, go: impl FnOnce() -> CuResult) -> CuResult {
     let n = n as u64;
-    checked(&ranges(call.api, dst, src, n, n), go)
+    checked(call.api, &ranges(call.api, dst, src, n, n), go)
 }
 
 /// `cuMemcpy`, `cuMemcpyDtoD_v2` (and `_ptds`).
@@ -200,9 +200,11 @@ pub(super) unsafe fn two_d(
     p: *const Memcpy2D,
 ) -> CuResult {
     // SAFETY: the caller's argument.
-    checked(ranges_2d(call, p).as_ref().map_or(&[], |r| r), || unsafe {
-        real(p)
-    })
+    checked(
+        call.api,
+        ranges_2d(call, p).as_ref().map_or(&[], |r| r),
+        || unsafe { real(p) },
+    )
 }
 
 /// `cuMemcpy2DAsync_v2` (and `_ptsz`).
@@ -213,7 +215,9 @@ pub(super) unsafe fn two_d_async(
     stream: Stream,
 ) -> CuResult {
     // SAFETY: the caller's arguments.
-    checked(ranges_2d(call, p).as_ref().map_or(&[], |r| r), || unsafe {
-        real(p, stream)
-    })
+    checked(
+        call.api,
+        ranges_2d(call, p).as_ref().map_or(&[], |r| r),
+        || unsafe { real(p, stream) },
+    )
 }

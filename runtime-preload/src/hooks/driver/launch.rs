@@ -22,13 +22,14 @@ const REFUSED: CuResult = 1;
 
 /// Launches `f` on `stream` through `go` (given the argument array to pass).
 fn driver_launch(
+    api: &'static str,
     f: Func,
     params: *mut *mut c_void,
     stream: usize,
     go: impl FnOnce(*mut *mut c_void) -> CuResult,
 ) -> CuResult {
     let mut result = None;
-    launch(Kernel::Function(f as usize), params, stream, |a| {
+    launch(api, Kernel::Function(f as usize), params, stream, |a| {
         let r = go(a);
         result = Some(r);
         r
@@ -64,7 +65,7 @@ pub(super) unsafe fn classic(
     params: *mut *mut c_void,
     extra: *mut *mut c_void,
 ) -> CuResult {
-    driver_launch(f, params, call.stream(stream), |a| unsafe {
+    driver_launch(call.api, f, params, call.stream(stream), |a| unsafe {
         // SAFETY: the caller's arguments, with the windowed argument array.
         real(f, gx, gy, gz, bx, by, bz, shared, stream, a, extra)
     })
@@ -96,7 +97,7 @@ pub(super) unsafe fn cooperative(
     stream: Stream,
     params: *mut *mut c_void,
 ) -> CuResult {
-    driver_launch(f, params, call.stream(stream), |a| unsafe {
+    driver_launch(call.api, f, params, call.stream(stream), |a| unsafe {
         // SAFETY: the caller's arguments, with the windowed argument array.
         real(f, gx, gy, gz, bx, by, bz, shared, stream, a)
     })
@@ -113,7 +114,7 @@ pub(super) unsafe fn ex(
 ) -> CuResult {
     // SAFETY: the program passes a valid configuration (a null one reaches the real call).
     let stream = unsafe { config.as_ref() }.map_or(std::ptr::null_mut(), |c| c.hStream.cast());
-    driver_launch(f, params, call.stream(stream), |a| unsafe {
+    driver_launch(call.api, f, params, call.stream(stream), |a| unsafe {
         // SAFETY: the caller's arguments, with the windowed argument array.
         real(config, f, a, extra)
     })

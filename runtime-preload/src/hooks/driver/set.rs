@@ -29,7 +29,7 @@ pub(super) unsafe fn d1<V: Copy>(
     n: usize,
 ) -> CuResult {
     // SAFETY: the caller's arguments.
-    checked(&range(call.api, dst, bytes::<V>(n)), || unsafe {
+    checked(call.api, &range(call.api, dst, bytes::<V>(n)), || unsafe {
         real(dst, v, n)
     })
 }
@@ -44,7 +44,7 @@ pub(super) unsafe fn d1_async<V: Copy>(
     stream: Stream,
 ) -> CuResult {
     // SAFETY: the caller's arguments.
-    checked(&range(call.api, dst, bytes::<V>(n)), || unsafe {
+    checked(call.api, &range(call.api, dst, bytes::<V>(n)), || unsafe {
         real(dst, v, n, stream)
     })
 }
@@ -61,6 +61,7 @@ pub(super) unsafe fn d2<V: Copy>(
 ) -> CuResult {
     // SAFETY: the caller's arguments.
     checked(
+        call.api,
         &range(call.api, dst, bytes_2d::<V>(pitch, w, h)),
         || unsafe { real(dst, pitch, v, w, h) },
     )
@@ -79,6 +80,7 @@ pub(super) unsafe fn d2_async<V: Copy>(
 ) -> CuResult {
     // SAFETY: the caller's arguments.
     checked(
+        call.api,
         &range(call.api, dst, bytes_2d::<V>(pitch, w, h)),
         || unsafe { real(dst, pitch, v, w, h, stream) },
     )

@@ -19,7 +19,7 @@ use crate::runtime;
 /// when the context waited for is the runtime's (the current one, for a null `ctx`).
 pub(super) unsafe fn context(
     real: unsafe extern "C" fn(Ctx) -> CuResult,
-    _call: Call,
+    call: Call,
     ctx: Ctx,
 ) -> CuResult {
     let Some(rt) = runtime::initialized() else {
@@ -32,51 +32,51 @@ pub(super) unsafe fn context(
     if rt.heap_in_current_context().is_some() {
         rt.note_synced(seen, e);
     }
-    rt.after_call(e)
+    rt.after_api(call.api, e)
 }
 
 /// `cuStreamSynchronize` (and `_ptsz`).
 pub(super) unsafe fn stream(
     real: unsafe extern "C" fn(Stream) -> CuResult,
-    _call: Call,
+    call: Call,
     stream: Stream,
 ) -> CuResult {
     // SAFETY: the caller's argument.
-    polled(unsafe { real(stream) })
+    polled(call.api, unsafe { real(stream) })
 }
 
 /// `cuEventSynchronize`.
 pub(super) unsafe fn event(
     real: unsafe extern "C" fn(*mut c_void) -> CuResult,
-    _call: Call,
+    call: Call,
     event: *mut c_void,
 ) -> CuResult {
     // SAFETY: the caller's argument.
-    polled(unsafe { real(event) })
+    polled(call.api, unsafe { real(event) })
 }
 
 /// `cuDevicePrimaryCtxReset_v2`.
 pub(super) unsafe fn primary_reset(
     real: unsafe extern "C" fn(c_int) -> CuResult,
-    _call: Call,
+    call: Call,
     dev: c_int,
 ) -> CuResult {
     if let Some(rt) = runtime::initialized().filter(|rt| rt.heap_device() == Some(dev)) {
         rt.note_reset();
     }
     // SAFETY: the caller's argument.
-    polled(unsafe { real(dev) })
+    polled(call.api, unsafe { real(dev) })
 }
 
 /// `cuCtxDestroy_v2`.
 pub(super) unsafe fn destroy(
     real: unsafe extern "C" fn(Ctx) -> CuResult,
-    _call: Call,
+    call: Call,
     ctx: Ctx,
 ) -> CuResult {
     if let Some(rt) = runtime::initialized().filter(|rt| rt.is_heap_context(ctx)) {
         rt.note_reset();
     }
     // SAFETY: the caller's argument.
-    polled(unsafe { real(ctx) })
+    polled(call.api, unsafe { real(ctx) })
 }
