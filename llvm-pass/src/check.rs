@@ -149,15 +149,7 @@ impl Checker {
             let report_ty = LLVMFunctionType(ir.i32, params.as_mut_ptr(), params.len() as u32, 0);
             let void = LLVMVoidTypeInContext(ir.ctx);
             let trap_ty = LLVMFunctionType(void, params.as_mut_ptr(), params.len() as u32, 0);
-            let declare = |name: &str, ty: LLVMTypeRef| {
-                let fname = std::ffi::CString::new(name).expect("no NUL");
-                let f = LLVMGetNamedFunction(ir.module, fname.as_ptr());
-                if f.is_null() {
-                    LLVMAddFunction(ir.module, fname.as_ptr(), ty)
-                } else {
-                    f
-                }
-            };
+            let declare = |name: &str, ty: LLVMTypeRef| ir.declare(name, ty);
             let no_header = LLVMAddGlobalInAddressSpace(
                 ir.module,
                 ir.i64,

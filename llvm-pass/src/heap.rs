@@ -97,24 +97,15 @@ pub fn instrument(ir: &Ir, functions: &[LLVMValueRef], sites: &mut Sites) -> Rew
     done
 }
 
-/// The function `name` of type `ret (params)`, declared if the module lacks it.
+/// The function `name` of type `ret (params)` and that type.
 fn declare(
     ir: &Ir,
     name: &str,
     ret: LLVMTypeRef,
     params: &mut [LLVMTypeRef],
 ) -> (LLVMValueRef, LLVMTypeRef) {
-    let fname = std::ffi::CString::new(name).expect("no NUL");
-    unsafe {
-        let ty = LLVMFunctionType(ret, params.as_mut_ptr(), params.len() as u32, 0);
-        let f = LLVMGetNamedFunction(ir.module, fname.as_ptr());
-        let f = if f.is_null() {
-            LLVMAddFunction(ir.module, fname.as_ptr(), ty)
-        } else {
-            f
-        };
-        (f, ty)
-    }
+    let ty = unsafe { LLVMFunctionType(ret, params.as_mut_ptr(), params.len() as u32, 0) };
+    (ir.declare(name, ty), ty)
 }
 
 /// The module's marker: a visible `.global` byte, weak so that modules linked together

@@ -90,6 +90,19 @@ impl Ir {
         unsafe { LLVMConstInt(self.i32, v.into(), 0) }
     }
 
+    /// The module's function `name`, declared with type `ty` if it has none.
+    pub fn declare(&self, name: &str, ty: LLVMTypeRef) -> LLVMValueRef {
+        let fname = std::ffi::CString::new(name).expect("no NUL in a function name");
+        unsafe {
+            let f = LLVMGetNamedFunction(self.module, fname.as_ptr());
+            if f.is_null() {
+                LLVMAddFunction(self.module, fname.as_ptr(), ty)
+            } else {
+                f
+            }
+        }
+    }
+
     /// Positions the builder right before `inst`.
     pub fn at(&self, inst: LLVMValueRef) {
         unsafe { LLVMPositionBuilderBefore(self.b, inst) };

@@ -118,7 +118,9 @@ fn describe_untagged(kind: Kind, rec: &Record) -> String {
         _ if high_bits(rec.root) || high_bits(a) => format!(
             "{a:#018x} has bits 47..62 set, which no real address has: the pointer is uninitialised or corrupted"
         ),
-        _ if (rec.root, rec.header_size) != cusafe_format::pointer::FOREIGN_WINDOW => format!(
+        // A launch-time window (p, 0) carries the argument as its root; the device's
+        // foreign window carries its constant start.
+        _ if rec.root != cusafe_format::pointer::FOREIGN_WINDOW.0 => format!(
             "{a:#018x} is at offset {} from the kernel argument {:#018x}, which is in no allocation, registered or managed memory the driver knows (a host pointer, a stale or uninitialised value)",
             a.wrapping_sub(rec.root) as i64,
             rec.root
