@@ -26,5 +26,11 @@ step "fuzz targets compile five ways (fuzz, no device edges, warp edges, coverag
 CUSAFE_FUZZ_TAR=0 scripts/build-fuzz.sh "$CUSAFE_ROOT/build/fuzz"
 step "host ASan + cusafe programs compile (-fsanitize=address; run on a GPU with scripts/gpu/run-asan.sh)"
 scripts/build-asan.sh "$CUSAFE_ROOT/build/asan"
+step "runtime stress program compiles plain and with cusafe-clang++ (run on a GPU with scripts/gpu/run-stress.sh)"
+scripts/build-stress.sh "$CUSAFE_ROOT/build/stress"
+step "bad-input programs compile (run on a GPU with scripts/gpu/run-badinput.sh)"
+scripts/build-badinput.sh "$CUSAFE_ROOT/build/badinput"
+step "generated programs: ${GEN_COUNT:-200} compile through the pass at -O0..-O3 (verifier and ptxas on; failures are reduced into build/gen-ci/failures)"
+"$CUSAFE_BIN/cusafe" gen build -o "$CUSAFE_ROOT/build/gen-ci" --seed "${GEN_SEED:-1}" --count "${GEN_COUNT:-200}" --per-file 50 --device-only --opt 0,1,2,3 --jobs "$(nproc)"
 echo
 echo "all tests passed"

@@ -152,9 +152,22 @@ all other flags go to clang++-19
 /// What went wrong in `cusafe-clang++` itself (clang's own failures are clang's exit code).
 #[derive(Debug, Error)]
 pub enum ClangxxError {
-    /// A `--cusafe-` flag that does not exist.
-    #[error("unknown cusafe flag {0} (cusafe-clang++ --help lists them)")]
-    UnknownFlag(String),
+    /// A `--cusafe-` flag that does not exist (or a near miss: `-cusafe-stats`,
+    /// `--cusafe_stats`, `--cusafe-stats=1`).
+    #[error(
+        "unknown cusafe flag '{flag}'{}; the cusafe flags are {} (cusafe-clang++ --help says what each does)",
+        did_you_mean(*.suggestion),
+        CUSAFE_FLAGS.join(", ")
+    )]
+    UnknownFlag {
+        /// The flag as written.
+        flag: String,
+        /// The known flag it is closest to, if any is close.
+        suggestion: Option<&'static str>,
+    },
+    /// Flags that do not go together.
+    #[error("{0}")]
+    Usage(String),
     /// A toolchain piece is missing.
     #[error(transparent)]
     Locate(#[from] LocateError),
@@ -192,6 +205,85 @@ pub enum ClangxxError {
          default), or use --cusafe-no-instrument for a build without cusafe"
     )]
     SharedAsan(String),
+}
+
+/// Every `--cusafe-*` flag (`--help` says what each does).
+pub const CUSAFE_FLAGS: &[&str] = &[
+    "--cusafe-no-instrument",
+    "--cusafe-stats",
+    "--cusafe-recover",
+    "--cusafe-no-launch-bounds",
+    "--cusafe-fuzz",
+    "--cusafe-fuzz-warp",
+    "--cusafe-fuzz-no-asan",
+    "--cusafe-fuzz-no-device-edges",
+    "--cusafe-no-asan-defaults",
+    "--cusafe-print-command",
+];
+
+/// Whether `arg` was meant as a cusafe flag although it is not spelt `--cusafe-...`
+/// (`-cusafe-stats`, `--cusafe_stats`, `--CUSAFE-STATS`, `--cusafe`): no clang flag
+/// starts so, and clang's "unknown argument" would not name ours.
+fn looks_like_ours(arg: &str) -> bool {
+    let a = arg.to_ascii_lowercase();
+    ["-cusafe", "--cusafe"].iter().any(|p| {
+        a.strip_prefix(p)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with(['-', '_', '=']))
+    })
+}
+
+/// The error for `flag`, with the known flag it is closest to.
+fn unknown_flag(flag: &str) -> ClangxxError {
+    ClangxxError::UnknownFlag {
+        flag: flag.to_string(),
+        suggestion: suggest(flag),
+    }
+}
+
+/// The known flag `flag` most likely meant: the same flag with a value attached
+/// (`--cusafe-stats=1`), in another case or with `_` or one dash (`-cusafe_Stats`),
+/// one at most 2 edits away (3 for long ones), or else the longest known flag it
+/// starts with (`--cusafe-no-instrumentation`).
+pub fn suggest(flag: &str) -> Option<&'static str> {
+    let lower = flag.to_ascii_lowercase().replace('_', "-");
+    let given = format!("--{}", lower.trim_start_matches('-'));
+    let bare = given.split('=').next().unwrap_or(&given);
+    let near = CUSAFE_FLAGS
+        .iter()
+        .map(|&known| (known, edit_distance(bare, known)))
+        .filter(|&(known, d)| d <= if known.len() > 20 { 3 } else { 2 })
+        .min_by_key(|&(_, d)| d)
+        .map(|(known, _)| known);
+    near.or_else(|| {
+        CUSAFE_FLAGS
+            .iter()
+            .copied()
+            .filter(|known| bare.starts_with(known))
+            .max_by_key(|known| known.len())
+    })
+}
+
+/// Levenshtein distance between `a` and `b` (bytes).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, &ca) in a.iter().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let next = (row[j + 1] + 1)
+                .min(row[j] + 1)
+                .min(diagonal + usize::from(ca != cb));
+            diagonal = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    row[b.len()]
+}
+
+/// " (did you mean --cusafe-stats?)" or nothing.
+fn did_you_mean(suggestion: Option<&str>) -> String {
+    suggestion.map_or(String::new(), |s| format!(" (did you mean {s}?)"))
 }
 
 /// The flags `cusafe-clang++` handles itself.
@@ -375,8 +467,10 @@ impl CommandLine {
                     "fuzz-no-asan" => out.flags.fuzz_no_asan = true,
                     "fuzz-no-device-edges" => out.flags.fuzz_no_device_edges = true,
                     "no-asan-defaults" => out.flags.no_asan_defaults = true,
-                    _ => return Err(ClangxxError::UnknownFlag(text.into_owned())),
+                    _ => return Err(unknown_flag(&text)),
                 }
+            } else if looks_like_ours(&text) {
+                return Err(unknown_flag(&text));
             } else if text == "--help" {
                 out.flags.help = true;
             } else if text == "--version" {
@@ -455,7 +549,7 @@ impl CommandLine {
             }
         }
         if (out.flags.fuzz_no_asan || out.flags.fuzz_no_device_edges) && !out.flags.fuzz {
-            return Err(ClangxxError::UnknownFlag(
+            return Err(ClangxxError::Usage(
                 "--cusafe-fuzz-no-asan and --cusafe-fuzz-no-device-edges need --cusafe-fuzz (add it)"
                     .into(),
             ));
@@ -898,6 +992,54 @@ mod tests {
         assert_eq!(c.args, vec![OsString::from("a.cu")]);
         let err = CommandLine::parse([OsString::from("--cusafe-bogus")]).unwrap_err();
         assert!(err.to_string().contains("--cusafe-bogus"));
+        assert!(!err.to_string().contains("did you mean"), "{err}");
+    }
+
+    #[test]
+    fn misspelt_cusafe_flags_get_a_suggestion() {
+        for (given, meant) in [
+            ("--cusafe-stat", Some("--cusafe-stats")),
+            ("--cusafe-stats=1", Some("--cusafe-stats")),
+            ("--cusafe-recovery", Some("--cusafe-recover")),
+            ("--cusafe-noinstrument", Some("--cusafe-no-instrument")),
+            (
+                "--cusafe-no-instrumentation",
+                Some("--cusafe-no-instrument"),
+            ),
+            (
+                "--cusafe_no_launch_bounds",
+                Some("--cusafe-no-launch-bounds"),
+            ),
+            ("-cusafe-fuzz", Some("--cusafe-fuzz")),
+            ("--CUSAFE-FUZZ-WARP", Some("--cusafe-fuzz-warp")),
+            (
+                "--cusafe-fuzz-no-device-edge",
+                Some("--cusafe-fuzz-no-device-edges"),
+            ),
+            ("--cusafe-print-cmd", None),
+            ("--cusafe-bogus", None),
+            ("--cusafe", None),
+        ] {
+            assert_eq!(suggest(given), meant, "{given}");
+            let err = CommandLine::parse([OsString::from(given), OsString::from("k.cu")])
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.starts_with(&format!("unknown cusafe flag '{given}'")),
+                "{err}"
+            );
+            assert!(
+                err.contains("the cusafe flags are --cusafe-no-instrument, "),
+                "{err}"
+            );
+            match meant {
+                Some(m) => assert!(err.contains(&format!("(did you mean {m}?)")), "{err}"),
+                None => assert!(!err.contains("did you mean"), "{err}"),
+            }
+        }
+        // Not ours: clang's flags that merely contain the word pass through.
+        let c = parse(&["-DCUSAFE=1", "-fcusafe-like", "k.cu"]);
+        assert_eq!(c.args.len(), 3);
     }
 
     #[test]

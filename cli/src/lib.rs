@@ -5,7 +5,7 @@
 //!   (or, with `--cusafe-no-instrument`, plain) binary.
 //! * [`fatbinary`] and [`nvfatbin`]: `cusafe-fatbinary`, the replacement for NVIDIA's
 //!   `fatbinary` tool that clang calls, over libnvfatbin.
-//! * [`run`], [`doctor`], [`fuzz`]: the subcommands of `cusafe`.
+//! * [`run`], [`doctor`], [`fuzz`], [`gen`]: the subcommands of `cusafe`.
 //! * [`locate`]: where the tools find clang-19, the CUDA tree, the pass plugin and the
 //!   runtime (environment overrides first, then paths relative to the executable).
 //!
@@ -17,6 +17,7 @@ pub mod clangxx;
 pub mod doctor;
 pub mod fatbinary;
 pub mod fuzz;
+pub mod gen;
 pub mod inspect;
 pub mod locate;
 pub mod nvfatbin;

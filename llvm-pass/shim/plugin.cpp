@@ -267,7 +267,9 @@ std::optional<Walk> walkOf(llvm::ScalarEvolution &SE, const llvm::Loop &L, const
   else
     return std::nullopt;
   W.X = affine(Var);
-  if (!W.X || SE.getTypeSizeInBits(W.X->getType()) > 32)
+  // A 32-bit index only: a narrower one ((j + i) % 256 is an 8-bit walk) wraps
+  // inside ordinary buffers, so its first and last trips bound nothing.
+  if (!W.X || SE.getTypeSizeInBits(W.X->getType()) != 32)
     return std::nullopt;
   W.Base = SE.getAddExpr(Invariant);
   return W;

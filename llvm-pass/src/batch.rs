@@ -39,7 +39,7 @@ const MAX_UNITS: usize = 16;
 /// (2026-11-22, not scripted) conv3d went 32 -> 72 registers, kmeans 54 -> 79, conv2d
 /// 32 -> 41.
 fn move_allowed() -> bool {
-    std::env::var_os("CUSAFE_PASS_BATCH_MOVE").is_some_and(|v| v != "0")
+    crate::env::on(crate::env::BATCH_MOVE)
 }
 
 /// One check of a batch: (access, range, its plan before batching: a `Check` or a

@@ -78,19 +78,19 @@ pub const TRAP_FN: &str = "__cusafe_trap";
 /// The global through which trap-mode cold paths call [`TRAP_FN`].
 pub const TRAP_SLOT: &std::ffi::CStr = c"__cusafe_trap_slot";
 
-/// Whether the memory checks are built (`CUSAFE_PASS_CHECKS` unset or not "0"). With
+/// Whether the memory checks are built (`CUSAFE_PASS_CHECKS` unset, empty or 1; `env`). With
 /// `CUSAFE_PASS_CHECKS=0` the pass adds device coverage only (`coverage`): no checks, no
 /// launch-time windows, no re-laid-out locals or `__shared__` arrays, no device runtime
 /// (the coverage-only baseline of fuzz builds).
 pub fn enabled() -> bool {
-    std::env::var_os("CUSAFE_PASS_CHECKS").is_none_or(|v| v != "0")
+    crate::env::on(crate::env::CHECKS)
 }
 
 /// Whether the build keeps going after a device report (`CUSAFE_PASS_RECOVER=1`, set by
 /// `cusafe-clang++ --cusafe-recover`, or `skip`): cold paths that return and skip the
 /// access.
 pub fn recover_build() -> bool {
-    std::env::var_os("CUSAFE_PASS_RECOVER").is_some_and(|v| v != "0")
+    crate::env::on(crate::env::RECOVER)
 }
 
 /// Whether every failing access of a recover build is skipped (`CUSAFE_PASS_RECOVER=skip`,
@@ -101,7 +101,7 @@ pub fn recover_build() -> bool {
 /// build, met error 700 after recovered reports on the H100; built this way it has none,
 /// and its campaigns saved no crash).
 pub fn skip_every_access() -> bool {
-    std::env::var_os("CUSAFE_PASS_RECOVER").is_some_and(|v| v == "skip")
+    crate::env::recover_skip()
 }
 
 /// Module-level things every check uses.

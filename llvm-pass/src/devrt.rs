@@ -30,10 +30,10 @@ const ENTRIES: [&str; 8] = [
     SIZE_FN,
 ];
 
-/// Whether calls of [`FAIL_FN`] are inlined (`CUSAFE_PASS_INLINE_COLD` unset or not
-/// "0"; the IR tests turn it off to read the cold calls' arguments).
+/// Whether calls of [`FAIL_FN`] are inlined (`CUSAFE_PASS_INLINE_COLD` unset, empty or 1;
+/// the IR tests set 0 to read the cold calls' arguments).
 fn inline_cold() -> bool {
-    std::env::var_os("CUSAFE_PASS_INLINE_COLD").is_none_or(|v| v != "0")
+    crate::env::on(crate::env::INLINE_COLD)
 }
 
 /// Links the runtime into `ir.module`, makes its entry points internal, inlines every

@@ -293,9 +293,9 @@ impl Plan {
     }
 }
 
-/// Whether check elimination is on (`CUSAFE_PASS_OPT` unset or not "0").
+/// Whether check elimination is on (`CUSAFE_PASS_OPT` unset, empty or 1; `env`).
 pub fn enabled() -> bool {
-    std::env::var_os("CUSAFE_PASS_OPT").is_none_or(|v| v != "0")
+    crate::env::on(crate::env::OPT)
 }
 
 fn same_len(a: &Len, b: &Len) -> bool {

@@ -30,9 +30,7 @@ const PARAM_SPACE: u64 = 4096;
 /// Whether launch-time bounds are on: with the checks (`CUSAFE_PASS_CHECKS`) and check
 /// elimination (`CUSAFE_PASS_OPT`), unless `CUSAFE_PASS_LAUNCH_BOUNDS=0`.
 pub fn enabled() -> bool {
-    crate::check::enabled()
-        && crate::elim::enabled()
-        && std::env::var_os("CUSAFE_PASS_LAUNCH_BOUNDS").is_none_or(|v| v != "0")
+    crate::check::enabled() && crate::elim::enabled() && crate::env::on(crate::env::LAUNCH_BOUNDS)
 }
 
 /// The windows of the rewritten kernels' pointer parameters, by parameter.

@@ -22,6 +22,7 @@ mod coverage;
 mod devrt;
 mod dom;
 mod elim;
+mod env;
 mod heap;
 mod hull;
 mod ir;
@@ -52,10 +53,7 @@ pub unsafe extern "C" fn cusafe_run_on_module(m: LLVMModuleRef) -> bool {
     if !triple.to_string_lossy().starts_with("nvptx") {
         return false;
     }
-    let coverage = coverage::mode().unwrap_or_else(|e| {
-        eprintln!("cusafe: error: {e}");
-        std::process::exit(64);
-    });
+    let coverage = settings();
     let ir = unsafe { Ir::new(m) };
     if let Err(e) = instrument_module(&ir, coverage) {
         // No Result crosses into LLVM: say what failed and stop the compile.
@@ -73,11 +71,27 @@ pub unsafe extern "C" fn cusafe_run_on_module(m: LLVMModuleRef) -> bool {
 #[no_mangle]
 pub unsafe extern "C" fn cusafe_windows_on_module(m: LLVMModuleRef) -> bool {
     let triple = unsafe { std::ffi::CStr::from_ptr(LLVMGetTarget(m)) };
-    if !triple.to_string_lossy().starts_with("nvptx") || !launch::enabled() {
+    if !triple.to_string_lossy().starts_with("nvptx") {
+        return false;
+    }
+    settings();
+    if !launch::enabled() {
         return false;
     }
     let ir = unsafe { Ir::new(m) };
     launch::add_windows(&ir, &kernels::kernels(m)) > 0
+}
+
+/// Checks the `CUSAFE_PASS_*` variables and returns the coverage mode. A bad value
+/// stops the compile here, at the pass's first contact with a device module, with one
+/// line naming the variable and its accepted values (exit status 64, clang then says
+/// the frontend failed): never a panic inside clang, never a guess.
+fn settings() -> Option<coverage::Mode> {
+    let checked = env::validate().and_then(|()| coverage::mode());
+    checked.unwrap_or_else(|e| {
+        eprintln!("cusafe: error: {e}");
+        std::process::exit(64);
+    })
 }
 
 fn defined_functions(m: LLVMModuleRef) -> Vec<LLVMValueRef> {
@@ -95,7 +109,7 @@ fn defined_functions(m: LLVMModuleRef) -> Vec<LLVMValueRef> {
 }
 
 fn instrument_module(ir: &Ir, coverage: Option<coverage::Mode>) -> Result<(), String> {
-    let want_stats = std::env::var_os("CUSAFE_PASS_STATS").is_some_and(|v| v != "0");
+    let want_stats = env::on(env::STATS);
     // Kernels have their windows from the start of the pipeline (clang); `opt
     // -passes=cusafe` runs this pass alone, which adds them here.
     if launch::enabled() {
@@ -211,7 +225,7 @@ fn instrument_module(ir: &Ir, coverage: Option<coverage::Mode>) -> Result<(), St
 
 /// [`verify`] when `CUSAFE_PASS_VERIFY=1`.
 fn verify_if_asked(m: LLVMModuleRef) -> Result<(), String> {
-    if std::env::var_os("CUSAFE_PASS_VERIFY").is_some_and(|v| v != "0") {
+    if env::on(env::VERIFY) {
         verify(m)?;
     }
     Ok(())

@@ -85,6 +85,8 @@ pub enum OptionError {
     Malformed(String),
     /// A name that is not an option.
     Unknown(String),
+    /// The variable holds bytes that are not UTF-8 (shown with the bad bytes replaced).
+    NotUnicode(String),
     /// A known option with a value it does not accept.
     BadValue {
         /// The option.
@@ -99,25 +101,49 @@ pub enum OptionError {
 /// The option names, for error messages.
 pub const NAMES: &str = "halt_on_error, exitcode, log_path, json_path, detect_leaks, alloc_backtrace, tagging, verbosity, allocator_may_return_error, report_api_errors, device_heap_mb";
 
+/// `s` with control characters escaped (`\n`, `\u{1b}`), so that an error stays one line.
+fn shown(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 impl fmt::Display for OptionError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             OptionError::Malformed(pair) => {
-                write!(f, "{ENV_VAR}: '{pair}' is not of the form name=value")
+                write!(
+                    f,
+                    "{ENV_VAR}: '{}' is not of the form name=value (options are separated by ':', e.g. halt_on_error=0:exitcode=66)",
+                    shown(pair)
+                )
             }
             OptionError::Unknown(name) => {
                 write!(
                     f,
-                    "{ENV_VAR}: unknown option '{name}' (known options: {NAMES})"
+                    "{ENV_VAR}: unknown option '{}' (known options: {NAMES})",
+                    shown(name)
                 )
             }
+            OptionError::NotUnicode(lossy) => write!(
+                f,
+                "{ENV_VAR}: the value is not valid UTF-8 ('{}', bad bytes shown as U+FFFD); options and paths must be UTF-8 text",
+                shown(lossy)
+            ),
             OptionError::BadValue {
                 name,
                 value,
                 accepted,
             } => write!(
                 f,
-                "{ENV_VAR}: bad value '{value}' for option '{name}' (accepted: {accepted})"
+                "{ENV_VAR}: bad value '{}' for option '{name}' (accepted: {accepted})",
+                shown(value)
             ),
         }
     }
@@ -213,11 +239,18 @@ impl Options {
         Ok(o)
     }
 
-    /// Reads and parses [`ENV_VAR`] (unset means all defaults).
+    /// Reads and parses [`ENV_VAR`] (unset means all defaults; a value that is not
+    /// UTF-8 is an error, never silently the defaults).
     pub fn from_env() -> Result<Options, OptionError> {
-        match std::env::var(ENV_VAR) {
-            Ok(s) => Options::parse(&s),
-            Err(_) => Ok(Options::default()),
+        Options::parse_os(std::env::var_os(ENV_VAR).as_deref())
+    }
+
+    /// Parses the raw value of [`ENV_VAR`] (`None`: unset, all defaults).
+    pub fn parse_os(value: Option<&std::ffi::OsStr>) -> Result<Options, OptionError> {
+        match value.map(|v| v.to_str().ok_or(v)) {
+            None => Ok(Options::default()),
+            Some(Ok(s)) => Options::parse(s),
+            Some(Err(raw)) => Err(OptionError::NotUnicode(raw.to_string_lossy().into_owned())),
         }
     }
 

@@ -101,7 +101,7 @@ fn errors_name_the_option_and_the_accepted_values() {
     ));
     assert_eq!(
         Options::parse("halt_on_error").unwrap_err().to_string(),
-        "CUSAFE_OPTIONS: 'halt_on_error' is not of the form name=value"
+        "CUSAFE_OPTIONS: 'halt_on_error' is not of the form name=value (options are separated by ':', e.g. halt_on_error=0:exitcode=66)"
     );
 }
 

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use cusafe_cli::locate::Locator;
-use cusafe_cli::{doctor, fuzz, run};
+use cusafe_cli::{doctor, fuzz, gen, run};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -42,6 +42,9 @@ enum Cmd {
     /// Coverage-guided whole-program fuzzing with cusafe and ASan as in-process oracles:
     /// `cusafe fuzz -i SEEDS -o OUT -- ./app @@` (also: replay, minimize, plot).
     Fuzz(Box<fuzz::FuzzArgs>),
+    /// Random UB-free CUDA programs and the differential runner over them: `cusafe gen
+    /// write|build|check|reduce` (plain vs cusafe at -O0..-O3, planted bugs, EMI).
+    Gen(gen::GenArgs),
 }
 
 fn main() -> ExitCode {
@@ -72,5 +75,6 @@ fn main() -> ExitCode {
             }
         }
         Cmd::Fuzz(args) => ExitCode::from(fuzz::main(*args)),
+        Cmd::Gen(args) => ExitCode::from(gen::main(args)),
     }
 }

@@ -2,9 +2,11 @@
 //! `cusafe-fatbinary` binaries and look at what they print and do.
 
 mod asan;
+mod badinput;
 mod build;
 mod clangxx;
 mod common;
 mod cusafe;
 mod fatbinary;
 mod fuzz;
+mod gen;

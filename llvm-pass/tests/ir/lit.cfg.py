@@ -22,6 +22,7 @@ config.substitutions.append(("FileCheck", f"{llvm_bin}/FileCheck"))
 # %not CMD: succeeds when CMD fails (LLVM's `not`).
 config.substitutions.append(("%not", f"{llvm_bin}/not"))
 config.substitutions.append(("%verify", f"{llvm_bin}/opt -passes=verify -disable-output"))
+config.substitutions.append(("%llvm_as", f"{llvm_bin}/llvm-as"))
 config.environment["CUSAFE_PASS_STATS"] = "1"
 config.environment["CUSAFE_PASS_VERIFY"] = "1"
 # Whole-compiler tests (.cu) drive the real cusafe-clang++ next to the plugin.

@@ -299,7 +299,34 @@ loop:
 exit:
   ret void
 }
-!nvvm.annotations = !{!0, !1, !2, !3, !4, !5, !6, !7, !8, !9, !10, !11}
+
+; A narrow index, (j + i) % 256: it wraps inside the buffer (255 then 0), so the first
+; and last trips do not bound the others; no loop range, the check stays in the loop.
+; (Found by `cusafe gen`, seed 241: the hoisted range check reported a correct program.)
+; CHECK-LABEL: define void @narrow_wrapping(
+; CHECK-LABEL: loop:
+; CHECK: call i32 @__cusafe_fail(
+; STATS: kernel narrow_wrapping: 1 checks {{.*}} 0 loop ranges
+define void @narrow_wrapping(ptr %a, i32 %n, i32 %j) {
+entry:
+  %c = icmp sgt i32 %n, 0
+  br i1 %c, label %ph, label %exit
+ph:
+  br label %loop
+loop:
+  %i = phi i32 [ 0, %ph ], [ %i1, %loop ]
+  %x = add i32 %i, %j
+  %xm = and i32 %x, 255
+  %xe = zext i32 %xm to i64
+  %p = getelementptr inbounds float, ptr %a, i64 %xe
+  store float 0.0, ptr %p, align 4
+  %i1 = add nuw nsw i32 %i, 1
+  %d = icmp slt i32 %i1, %n
+  br i1 %d, label %loop, label %exit
+exit:
+  ret void
+}
+!nvvm.annotations = !{!0, !1, !2, !3, !4, !5, !6, !7, !8, !9, !10, !11, !12}
 !0 = !{ptr @counted, !"kernel", i32 1}
 !1 = !{ptr @down_pairs, !"kernel", i32 1}
 !2 = !{ptr @conditional, !"kernel", i32 1}
@@ -334,3 +361,4 @@ exit:
 !9 = !{ptr @column, !"kernel", i32 1}
 !10 = !{ptr @column_wrapping, !"kernel", i32 1}
 !11 = !{ptr @column_unsigned, !"kernel", i32 1}
+!12 = !{ptr @narrow_wrapping, !"kernel", i32 1}

@@ -94,6 +94,8 @@ pub trait Backend {
 
     /// Reserves `bytes` of address space exactly at `va` (an error if it lands elsewhere).
     fn reserve(&mut self, va: u64, bytes: u64) -> Result<(), BackendError>;
+    /// Frees the reservation of `bytes` at `va` (no mapping may be left in it).
+    fn unreserve(&mut self, va: u64, bytes: u64) -> Result<(), BackendError>;
     /// Allocates `bytes` of physical memory.
     fn create(&mut self, bytes: u64) -> Result<Self::Handle, BackendError>;
     /// Frees physical memory (once no mapping uses it any more).

@@ -75,6 +75,16 @@ impl HostBackend {
         self.fail_next = Some(op);
     }
 
+    /// What `cudaDeviceReset` does to the driver's state: every reservation, mapping and
+    /// physical handle is gone (handles are not reused: new ones keep counting up).
+    pub fn reset_device(&mut self) {
+        self.reservations.clear();
+        self.handles.clear();
+        self.mappings.clear();
+        self.words.clear();
+        self.filled.clear();
+    }
+
     /// Physical handles not released.
     pub fn live_handles(&self) -> usize {
         self.handles.len()
@@ -159,6 +169,24 @@ impl Backend for HostBackend {
             ));
         }
         self.reservations.insert(va, bytes);
+        Ok(())
+    }
+
+    fn unreserve(&mut self, va: u64, bytes: u64) -> Result<(), BackendError> {
+        self.injected("unreserve")?;
+        if self.reservations.get(&va) != Some(&bytes) {
+            return Err(contract(
+                "unreserve",
+                format!("no reservation of {bytes:#x} bytes at {va:#x}"),
+            ));
+        }
+        if self.mappings.range(va..va + bytes).next().is_some() {
+            return Err(contract(
+                "unreserve",
+                format!("the reservation at {va:#x} still has mappings"),
+            ));
+        }
+        self.reservations.remove(&va);
         Ok(())
     }
 

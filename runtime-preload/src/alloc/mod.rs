@@ -287,25 +287,29 @@ impl<B: Backend> Allocator<B> {
         Ok(info)
     }
 
-    /// Frees the block whose payload starts at `ptr`: its header reads 0 afterwards
-    /// and its address is never handed out again while unused ones remain.
-    pub fn free(&mut self, ptr: u64, site: Option<Arc<Backtrace>>) -> Result<BlockInfo, FreeError> {
+    /// Whether [`Allocator::free`] would accept `ptr`, without freeing anything: the live
+    /// block it starts, or the error `free` would return (never `Backend`).
+    pub fn check_free(&self, ptr: u64) -> Result<&BlockInfo, FreeError> {
         if is_poisoned(ptr) || !is_cusafe(ptr) {
             return Err(FreeError::NotAllocated { ptr });
         }
+        match self.table.at_base(block_base(ptr, tag_of(ptr))) {
+            None => Err(FreeError::NotAllocated { ptr }),
+            Some(b) if b.ptr != ptr => Err(FreeError::Interior {
+                ptr,
+                block: b.clone(),
+            }),
+            Some(b) if b.freed => Err(FreeError::DoubleFree { block: b.clone() }),
+            Some(b) => Ok(b),
+        }
+    }
+
+    /// Frees the block whose payload starts at `ptr`: its header reads 0 afterwards
+    /// and its address is never handed out again while unused ones remain.
+    pub fn free(&mut self, ptr: u64, site: Option<Arc<Backtrace>>) -> Result<BlockInfo, FreeError> {
+        self.check_free(ptr)?;
         let t = tag_of(ptr);
         let base = block_base(ptr, t);
-        match self.table.at_base(base) {
-            None => return Err(FreeError::NotAllocated { ptr }),
-            Some(b) if b.ptr != ptr => {
-                return Err(FreeError::Interior {
-                    ptr,
-                    block: b.clone(),
-                })
-            }
-            Some(b) if b.freed => return Err(FreeError::DoubleFree { block: b.clone() }),
-            Some(_) => {}
-        }
         let block = self.table.mark_freed(base, site).expect("live block");
         self.stats.frees += 1;
         self.stats.live_bytes -= block.size;
@@ -318,6 +322,54 @@ impl<B: Backend> Allocator<B> {
             Ok(()) => Ok(block),
             Err(error) => Err(FreeError::Backend { block, error }),
         }
+    }
+
+    /// Starts over after a reset of the device's context (`cudaDeviceReset`, or its
+    /// destruction), which destroys every allocation: whatever of the old state may
+    /// have outlived it (mappings, physical handles, the windows' reservations: drivers
+    /// differ on whether the virtual memory API's objects belong to the context) is
+    /// given back, errors ignored (they mean it is gone already); every block still live
+    /// is marked freed (a later use or free of a pre-reset pointer is reported as
+    /// use-after-free or double-free, never mistaken for a new block); the slots of those
+    /// blocks and of the old slabs are quarantined like freed ones (old addresses are not
+    /// handed out again while unused slots remain); and the windows that were reserved
+    /// are reserved again. Ids keep counting up.
+    pub fn after_reset(&mut self) -> Result<(), BackendError> {
+        for (va, slab) in std::mem::take(&mut self.slabs) {
+            let t = slab.class;
+            self.windows[t as usize].retire((va - window_base(t)) / GRANULE);
+            let _ = self.backend.unmap(va, GRANULE);
+            let _ = self.backend.release(slab.handle);
+        }
+        for (va, l) in std::mem::take(&mut self.large) {
+            let t = tag_of(va);
+            self.windows[t as usize].retire((va - window_base(t)) / slot_bytes(t));
+            let _ = self.backend.unmap(va, l.backed);
+            let _ = self.backend.release(l.handle);
+        }
+        for va in std::mem::take(&mut self.tombstoned) {
+            let _ = self.backend.unmap(va, GRANULE);
+        }
+        for h in std::mem::take(&mut self.chunks)
+            .into_iter()
+            .chain(self.tomb.take())
+        {
+            let _ = self.backend.release(h);
+        }
+        self.current.iter_mut().for_each(|c| *c = None);
+        self.tombstones.clear();
+        for b in self.table.live() {
+            self.table
+                .mark_freed(block_base(b.ptr, tag_of(b.ptr)), None);
+        }
+        self.stats.live_bytes = 0;
+        for t in MIN_TAG..=MAX_TAG {
+            if self.available[t as usize] {
+                let _ = self.backend.unreserve(window_base(t), WINDOW_SIZE);
+                self.backend.reserve(window_base(t), WINDOW_SIZE)?;
+            }
+        }
+        Ok(())
     }
 
     /// The table of live and recently freed blocks.

@@ -79,6 +79,11 @@ impl Context {
         (r == cu::CUresult::CUDA_SUCCESS && !c.is_null()).then_some(Context(c))
     }
 
+    /// The context of a raw handle [`Context::raw`] returned.
+    pub fn from_raw(raw: *mut std::ffi::c_void) -> Context {
+        Context(raw.cast())
+    }
+
     /// The raw handle.
     pub fn raw(self) -> *mut std::ffi::c_void {
         self.0.cast()

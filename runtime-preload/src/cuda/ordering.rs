@@ -10,7 +10,7 @@
 
 use std::cell::Cell;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use cudarc::driver::sys as cu;
@@ -37,8 +37,10 @@ struct State {
 
 /// The private write stream and its ordering state.
 pub struct HeaderStream {
-    stream: cu::CUstream,
-    event: cu::CUevent,
+    /// The stream (`CUstream`); replaced by [`HeaderStream::renew`] after a reset.
+    stream: AtomicPtr<cu::CUstream_st>,
+    /// The event (`CUevent`), replaced with the stream.
+    event: AtomicPtr<cu::CUevent_st>,
     generation: AtomicU64,
     state: Mutex<State>,
 }
@@ -52,28 +54,10 @@ unsafe impl Sync for HeaderStream {}
 impl HeaderStream {
     /// Creates the stream and event in the current context.
     pub fn new() -> Result<HeaderStream, BackendError> {
-        let mut stream = std::ptr::null_mut();
-        let mut event = std::ptr::null_mut();
-        // SAFETY: each call writes one handle.
-        unsafe {
-            check(
-                "cuStreamCreate",
-                cu::cuStreamCreate(
-                    &mut stream,
-                    cu::CUstream_flags::CU_STREAM_NON_BLOCKING as u32,
-                ),
-            )?;
-            check(
-                "cuEventCreate",
-                cu::cuEventCreate(
-                    &mut event,
-                    cu::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32,
-                ),
-            )?;
-        }
+        let (stream, event) = create()?;
         Ok(HeaderStream {
-            stream,
-            event,
+            stream: AtomicPtr::new(stream),
+            event: AtomicPtr::new(event),
             generation: AtomicU64::new(0),
             state: Mutex::new(State {
                 recorded: 0,
@@ -82,12 +66,32 @@ impl HeaderStream {
         })
     }
 
+    /// Replaces the stream and event, which died with their context
+    /// (`cudaDeviceReset`), by new ones in the current context. The old handles are
+    /// not destroyed (the driver already did). Every stream waits once more before its
+    /// next launch (harmless: nothing is pending on the new stream).
+    pub fn renew(&self) -> Result<(), BackendError> {
+        let (stream, event) = create()?;
+        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        self.stream.store(stream, Ordering::Release);
+        self.event.store(event, Ordering::Release);
+        st.recorded = 0;
+        st.waited.clear();
+        self.generation.fetch_add(1, Ordering::AcqRel);
+        Ok(())
+    }
+
+    /// The private stream.
+    fn stream(&self) -> cu::CUstream {
+        self.stream.load(Ordering::Acquire)
+    }
+
     /// Issues `f` on the private stream (the caller holds the context).
     pub fn fill(&self, f: Fill) -> Result<(), BackendError> {
         // SAFETY: plain driver calls on mapped device memory.
         let r = unsafe {
             if f.rows <= 1 {
-                cu::cuMemsetD32Async(f.va, f.value, f.words as usize, self.stream)
+                cu::cuMemsetD32Async(f.va, f.value, f.words as usize, self.stream())
             } else {
                 cu::cuMemsetD2D32Async(
                     f.va,
@@ -95,7 +99,7 @@ impl HeaderStream {
                     f.value,
                     f.words as usize,
                     f.rows as usize,
-                    self.stream,
+                    self.stream(),
                 )
             }
         };
@@ -110,11 +114,34 @@ impl HeaderStream {
     /// bumped.
     pub fn zero_now(&self, va: u64, bytes: u64) -> Result<(), BackendError> {
         // SAFETY: plain driver calls on mapped device memory and our own stream.
-        let r = unsafe { cu::cuMemsetD32Async(va, 0, (bytes / 4) as usize, self.stream) };
+        let r = unsafe { cu::cuMemsetD32Async(va, 0, (bytes / 4) as usize, self.stream()) };
         check("cuMemsetD32Async", r)?;
         // SAFETY: our own stream.
         check("cuStreamSynchronize", unsafe {
-            cu::cuStreamSynchronize(self.stream)
+            cu::cuStreamSynchronize(self.stream())
+        })
+    }
+
+    /// Waits for every write issued so far (the caller holds the context).
+    pub fn wait(&self) -> Result<(), BackendError> {
+        // SAFETY: our own stream.
+        check("cuStreamSynchronize", unsafe {
+            cu::cuStreamSynchronize(self.stream())
+        })
+    }
+
+    /// Copies `dst.len()` bytes from device address `src` on the private stream and
+    /// waits for that stream only (the caller holds the context): unlike a synchronous
+    /// copy, this does not wait for kernels still running on the program's streams.
+    pub fn read_now(&self, dst: &mut [u8], src: u64) -> Result<(), BackendError> {
+        // SAFETY: `dst` is writable for its length; `src` is mapped device memory.
+        let r = unsafe {
+            cu::cuMemcpyDtoHAsync_v2(dst.as_mut_ptr().cast(), src, dst.len(), self.stream())
+        };
+        check("cuMemcpyDtoHAsync", r)?;
+        // SAFETY: our own stream.
+        check("cuStreamSynchronize", unsafe {
+            cu::cuStreamSynchronize(self.stream())
         })
     }
 
@@ -148,13 +175,14 @@ impl HeaderStream {
             {
                 return;
             }
+            let event = self.event.load(Ordering::Acquire);
             if st.recorded < g {
-                if cu::cuEventRecord(self.event, self.stream) != cu::CUresult::CUDA_SUCCESS {
+                if cu::cuEventRecord(event, self.stream()) != cu::CUresult::CUDA_SUCCESS {
                     return;
                 }
                 st.recorded = g;
             }
-            if cu::cuStreamWaitEvent(s, self.event, 0) != cu::CUresult::CUDA_SUCCESS {
+            if cu::cuStreamWaitEvent(s, event, 0) != cu::CUresult::CUDA_SUCCESS {
                 return;
             }
         }
@@ -168,4 +196,28 @@ impl HeaderStream {
             st.waited.insert(stream, covered);
         }
     }
+}
+
+/// A non-blocking stream and a timing-free event in the current context.
+fn create() -> Result<(cu::CUstream, cu::CUevent), BackendError> {
+    let mut stream = std::ptr::null_mut();
+    let mut event = std::ptr::null_mut();
+    // SAFETY: each call writes one handle.
+    unsafe {
+        check(
+            "cuStreamCreate",
+            cu::cuStreamCreate(
+                &mut stream,
+                cu::CUstream_flags::CU_STREAM_NON_BLOCKING as u32,
+            ),
+        )?;
+        check(
+            "cuEventCreate",
+            cu::cuEventCreate(
+                &mut event,
+                cu::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32,
+            ),
+        )?;
+    }
+    Ok((stream, event))
 }

@@ -228,6 +228,50 @@ real_table! {
     cudaGetLastError: fn();
     cudaPeekAtLastError: fn();
     cudaGetDevice: fn(a0: *mut c_int);
+    cudaStreamBeginCapture: fn(a0: Stream, a1: c_int);
+    cudaStreamBeginCapture_ptsz: fn(a0: Stream, a1: c_int);
+    cudaStreamEndCapture: fn(a0: Stream, a1: *mut *mut c_void);
+    cudaStreamEndCapture_ptsz: fn(a0: Stream, a1: *mut *mut c_void);
+}
+
+/// `cudaErrorNotSupported`: what a hook returns when the loaded libcudart lacks the
+/// real function (one newer than the oldest supported cudart).
+pub const NOT_SUPPORTED: CudaError = 801;
+
+/// `cudaStreamBeginCaptureToGraph`'s signature (stream, graph, dependencies, edge data,
+/// dependency count, mode).
+pub type BeginCaptureToGraph = unsafe extern "C" fn(
+    Stream,
+    *mut c_void,
+    *const *mut c_void,
+    *const c_void,
+    usize,
+    c_int,
+) -> CudaError;
+
+/// The real `cudaStreamBeginCaptureToGraph` (`_ptsz` when `ptsz`), if the loaded
+/// libcudart has it (CUDA 12.3 and newer do): looked up on its own, so that an older
+/// cudart still serves every other hook.
+pub fn begin_capture_to_graph(ptsz: bool) -> Option<BeginCaptureToGraph> {
+    static FOUND: OnceLock<[Option<usize>; 2]> = OnceLock::new();
+    let found = FOUND.get_or_init(|| {
+        [
+            "cudaStreamBeginCaptureToGraph\0",
+            "cudaStreamBeginCaptureToGraph_ptsz\0",
+        ]
+        .map(|name| find(name).ok().map(|p| p as usize))
+    });
+    found[usize::from(ptsz)].map(|p| {
+        // SAFETY: the symbol is the runtime API function of this name, whose C
+        // signature `BeginCaptureToGraph` spells out.
+        unsafe { std::mem::transmute::<usize, BeginCaptureToGraph>(p) }
+    })
+}
+
+/// Calls `f` (a real runtime API function found outside [`Real`]) marked as inside the
+/// runtime API.
+pub fn call_inside<R>(f: impl FnOnce() -> R) -> R {
+    inside(f)
 }
 
 /// The real functions. Exits with a message when libcudart is not in the process

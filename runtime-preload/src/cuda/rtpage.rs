@@ -7,12 +7,14 @@
 //! after `cudaDeviceReset` (which frees every CUDA host allocation). Only driver calls:
 //! the runtime also starts in processes without libcudart.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use cudarc::driver::sys as cu;
 use cusafe_format::pointer::WINDOW_SIZE;
 use cusafe_format::report::PAGE_BYTES;
 use cusafe_format::rtpage::{contents, RTPAGE_ADDR, RTPAGE_BYTES, RTPAGE_MAPPED_BYTES};
 
-use super::driver::check;
+use super::driver::{check, code};
 use super::vmm::VmmBackend;
 use crate::alloc::{Access, Backend, BackendError};
 use crate::report::page::init_page;
@@ -24,8 +26,9 @@ const MAPPED_BYTES: usize = PAGE_BYTES.next_multiple_of(4096);
 #[derive(Debug)]
 pub struct ReportPage {
     host: *mut u8,
-    /// The page's device address (equal to the host address under UVA).
-    pub device: u64,
+    /// The page's device address (equal to the host address under UVA); it may change
+    /// when the page is registered again after a reset.
+    device: AtomicU64,
 }
 
 // SAFETY: the page is memory that lives for the whole process; it is only read (with
@@ -39,6 +42,43 @@ impl ReportPage {
     pub fn host(&self) -> *const u8 {
         self.host
     }
+
+    /// The page's device address.
+    pub fn device(&self) -> u64 {
+        self.device.load(Ordering::Acquire)
+    }
+
+    /// After `cudaDeviceReset` (which ends every host registration): empties the page
+    /// (the caller took its records and forgets which it took) and registers it again
+    /// in the current context. Returns the device address.
+    pub fn register_again(&self) -> Result<u64, String> {
+        // SAFETY: the page is MAPPED_BYTES of our own memory for the whole process, and
+        // no device code runs across a reset.
+        init_page(unsafe { std::slice::from_raw_parts_mut(self.host, PAGE_BYTES) });
+        let device = register(self.host.cast())
+            .map_err(|e| format!("the report page cannot be mapped for the device again: {e}"))?;
+        self.device.store(device, Ordering::Release);
+        Ok(device)
+    }
+}
+
+/// `CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED`: a registration that outlived a reset.
+const ALREADY_REGISTERED: i32 = 712;
+
+/// Registers the page's memory with the driver (mapped) and returns its device address.
+fn register(host: *mut libc::c_void) -> Result<u64, BackendError> {
+    // SAFETY: registers memory we own for the whole process.
+    let r =
+        unsafe { cu::cuMemHostRegister_v2(host, MAPPED_BYTES, cu::CU_MEMHOSTREGISTER_DEVICEMAP) };
+    if code(r) != ALREADY_REGISTERED {
+        check("cuMemHostRegister", r)?;
+    }
+    let mut device = 0;
+    // SAFETY: writes one address.
+    check("cuMemHostGetDevicePointer", unsafe {
+        cu::cuMemHostGetDevicePointer_v2(&mut device, host, 0)
+    })?;
+    Ok(device)
 }
 
 /// Maps, initialises and registers the report page.
@@ -59,18 +99,7 @@ pub fn alloc_report_page() -> Result<ReportPage, String> {
     }
     // SAFETY: `host` points to MAPPED_BYTES >= PAGE_BYTES bytes we own.
     init_page(unsafe { std::slice::from_raw_parts_mut(host.cast::<u8>(), PAGE_BYTES) });
-    // SAFETY: registers memory we own for the whole process; writes one address.
-    let registered = check("cuMemHostRegister", unsafe {
-        cu::cuMemHostRegister_v2(host, MAPPED_BYTES, cu::CU_MEMHOSTREGISTER_DEVICEMAP)
-    })
-    .and_then(|()| {
-        let mut device = 0;
-        check("cuMemHostGetDevicePointer", unsafe {
-            cu::cuMemHostGetDevicePointer_v2(&mut device, host, 0)
-        })
-        .map(|()| device)
-    });
-    let device = match registered {
+    let device = match register(host) {
         Ok(d) => d,
         Err(e) => {
             // SAFETY: unmaps the mapping made above (never handed out).
@@ -82,18 +111,19 @@ pub fn alloc_report_page() -> Result<ReportPage, String> {
     };
     Ok(ReportPage {
         host: host.cast(),
-        device,
+        device: AtomicU64::new(device),
     })
 }
 
 /// Reserves window 36, maps the runtime page and the stack-epoch state (zeroed) at `RTPAGE_ADDR` and writes the report page's
 /// device address, the option `flags`, the magic and a zero claim counter into it; the
 /// rest of the granule is zeroed (room for more device state, e.g. stack epochs).
+/// Returns the page's memory.
 pub fn install_runtime_page(
     backend: &mut VmmBackend,
     report_page: u64,
     flags: u32,
-) -> Result<(), String> {
+) -> Result<cu::CUmemGenericAllocationHandle, String> {
     let step = |e: BackendError| format!("runtime page: {e}");
     backend.reserve(RTPAGE_ADDR, WINDOW_SIZE).map_err(step)?;
     // The page itself plus the stack-epoch state behind it, all zeroed.
@@ -103,5 +133,17 @@ pub fn install_runtime_page(
         .map_err(step)?;
     let mut bytes = vec![0u8; RTPAGE_MAPPED_BYTES as usize];
     bytes[..RTPAGE_BYTES].copy_from_slice(&contents(report_page, flags));
-    backend.copy_to_device(RTPAGE_ADDR, &bytes).map_err(step)
+    backend.copy_to_device(RTPAGE_ADDR, &bytes).map_err(step)?;
+    Ok(h)
+}
+
+/// After a reset: gives back what of the runtime page may have outlived it (its
+/// mapping, its memory `handle` when not 0, window 36's reservation), errors ignored
+/// (they mean it is gone already).
+pub fn drop_runtime_page(backend: &mut VmmBackend, handle: cu::CUmemGenericAllocationHandle) {
+    let _ = backend.unmap(RTPAGE_ADDR, RTPAGE_MAPPED_BYTES);
+    if handle != 0 {
+        let _ = backend.release(handle);
+    }
+    let _ = backend.unreserve(RTPAGE_ADDR, WINDOW_SIZE);
 }

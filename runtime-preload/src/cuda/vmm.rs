@@ -99,6 +99,19 @@ impl VmmBackend {
         check("cuMemSetAccess", r)
     }
 
+    /// Waits for the current context's work (`cuCtxSynchronize`); while a stream
+    /// capture is in progress, where that wait would fail and invalidate the capture,
+    /// for the private write stream only. Frees are deferred then, so only an
+    /// allocation gets here during a capture (unmapping an old tombstone for a reused
+    /// slot, or undoing a failed mapping), where only fills of ours can target the range.
+    fn wait_for_device(&self) -> Result<(), BackendError> {
+        if crate::runtime::capture::active() {
+            return self.writes.wait();
+        }
+        // SAFETY: waits for the current context's work.
+        check("cuCtxSynchronize", unsafe { cu::cuCtxSynchronize() })
+    }
+
     /// Copies `bytes` from the host to device address `va` (synchronous).
     pub fn copy_to_device(&mut self, va: u64, bytes: &[u8]) -> Result<(), BackendError> {
         // SAFETY: `bytes` is readable for its length; `va` is mapped device memory.
@@ -127,6 +140,13 @@ impl Backend for VmmBackend {
             });
         }
         Ok(())
+    }
+
+    fn unreserve(&mut self, va: u64, bytes: u64) -> Result<(), BackendError> {
+        // SAFETY: frees a range this backend reserved; the caller unmapped it.
+        check("cuMemAddressFree", unsafe {
+            cu::cuMemAddressFree(va, bytes as usize)
+        })
     }
 
     fn create(&mut self, bytes: u64) -> Result<Self::Handle, BackendError> {
@@ -166,16 +186,14 @@ impl Backend for VmmBackend {
     /// Waits for the device first (fills to the range must land before it turns
     /// read-only).
     fn protect(&mut self, va: u64, bytes: u64, access: Access) -> Result<(), BackendError> {
-        // SAFETY: waits for the current context's work.
-        check("cuCtxSynchronize", unsafe { cu::cuCtxSynchronize() })?;
+        self.wait_for_device()?;
         self.set_access(va, bytes, access)
     }
 
     /// Waits for the device first: no kernel, copy or fill of ours may still touch
     /// the range when it goes.
     fn unmap(&mut self, va: u64, bytes: u64) -> Result<(), BackendError> {
-        // SAFETY: waits for the current context's work.
-        check("cuCtxSynchronize", unsafe { cu::cuCtxSynchronize() })?;
+        self.wait_for_device()?;
         // SAFETY: `va..va+bytes` is exactly one earlier mapping.
         check("cuMemUnmap", unsafe { cu::cuMemUnmap(va, bytes as usize) })
     }

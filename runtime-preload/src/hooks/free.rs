@@ -4,13 +4,15 @@
 //! invalid is reported as an invalid free. Like the real one, it waits for the device
 //! when a kernel was launched since the last device-wide sync, so a kernel still using
 //! the buffer finishes before its header is zeroed; unmapping (retired slabs, large
-//! blocks) always waits (in the VMM backend).
+//! blocks) always waits (in the VMM backend). While a stream capture is in progress a
+//! device-wide wait would break it: the free is checked, then deferred
+//! (`runtime/capture.rs`).
 
 use std::ffi::c_void;
 
 use super::polled;
 use crate::alloc::FreeError;
-use crate::cuda::real::{real, CudaError, INVALID_VALUE, SUCCESS};
+use crate::cuda::real::{real, CudaError, INVALID_VALUE};
 use crate::report::host::free_report;
 use crate::runtime;
 
@@ -43,31 +45,9 @@ pub(super) fn release(api: &'static str, p: u64, real: impl FnOnce() -> CudaErro
         }
         return polled(api, e);
     };
-    if rt.launched_since_sync() {
-        let e = rt.device_sync();
-        if e != SUCCESS {
-            return rt.after_api(api, e);
-        }
-    }
-    match heap.free(p, rt.site()) {
-        Ok(b) => {
-            rt.trace(2, || {
-                format!("{api}({p:#x}) (buffer #{}, {} bytes)", b.id, b.size)
-            });
-            SUCCESS
-        }
-        Err(FreeError::Backend { block, error }) => {
-            rt.warn(&format!(
-                "freeing buffer #{} at {p:#x}: {error}; later uses of it may go unreported",
-                block.id
-            ));
-            SUCCESS
-        }
-        Err(e) => {
-            if let Some(r) = free_report(api, &e) {
-                rt.report(r);
-            }
-            INVALID_VALUE
-        }
-    }
+    let _open = match rt.free_or_defer(api, p, heap) {
+        Ok(open) => open,
+        Err(e) => return e,
+    };
+    rt.free_block(api, p, heap, rt.site())
 }

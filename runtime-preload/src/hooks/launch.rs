@@ -25,11 +25,13 @@ pub(super) fn launch(
         return call(args);
     };
     rt.before_launch(kernel, stream);
-    match rt.windowed_args(kernel, args) {
-        Err(e) => e,
-        Ok(None) => polled(api, call(args)),
-        Ok(Some(mut w)) => polled(api, call(w.as_ptr())),
-    }
+    let e = match rt.windowed_args(kernel, args) {
+        Err(e) => return e,
+        Ok(None) => call(args),
+        Ok(Some(mut w)) => call(w.as_ptr()),
+    };
+    rt.launched(kernel);
+    polled(api, e)
 }
 
 fn ptsz(stream: Stream) -> usize {

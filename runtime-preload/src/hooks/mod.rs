@@ -2,7 +2,7 @@
 //! the real function; everything else in CUDA is left alone.
 //!
 //! * Runtime API (`cudaMalloc`, ...): `malloc.rs`, `free.rs`, `memcpy.rs`, `memset.rs`,
-//!   `launch.rs`, `graph.rs`, `sync.rs`, `reset.rs`; the real functions are in
+//!   `launch.rs`, `graph.rs`, `capture.rs`, `sync.rs`, `reset.rs`; the real functions are in
 //!   `crate::cuda::real`.
 //! * Driver API: `driver/`, one table of every hooked entry point, reached by linking,
 //!   by `dlsym` (`dlsym.rs`) and by `cuGetProcAddress` (`procaddr.rs`).
@@ -10,6 +10,7 @@
 
 #![allow(non_snake_case)]
 
+mod capture;
 mod dlsym;
 mod driver;
 mod free;
@@ -30,7 +31,7 @@ use crate::runtime;
 /// Checks `ranges` (once the runtime has started; before that no cusafe pointer
 /// exists), then makes the call `api` and polls for device reports.
 fn checked(api: &'static str, ranges: &[ApiRange], call: impl FnOnce() -> CudaError) -> CudaError {
-    match runtime::initialized() {
+    match runtime::started() {
         None => call(),
         Some(rt) => match rt.check_ranges(ranges) {
             Ok(()) => rt.after_api(api, call()),

@@ -1,7 +1,9 @@
-//! `cudaDeviceReset`: destroys every allocation, cusafe's windows and the runtime page.
-//! The runtime stops tagging (later allocations pass through, with one warning) and
-//! does not count blocks that were live at the reset as leaks. The report page is the
-//! runtime's own memory, so findings from before the reset are still read.
+//! `cudaDeviceReset`: destroys every allocation, cusafe's windows, the runtime page, the
+//! report page's registration and the private stream. The runtime notes it; the next
+//! hooked call that needs the device side sets it up again (`runtime/revive.rs`), and
+//! blocks live at the reset count as freed by it (not leaks). The report page is the
+//! runtime's own memory, so findings from before the reset are still read (here, after
+//! the real call).
 
 use super::polled;
 use crate::cuda::real::{real, CudaError};

@@ -3,17 +3,28 @@
 //! polled (these are where a trapped kernel's error shows up).
 
 use super::polled;
-use crate::cuda::real::{real, CudaError, Event, Stream};
+use crate::cuda::real::{real, CudaError, Event, Stream, SUCCESS};
 use crate::runtime;
 
-/// Hook of `cudaDeviceSynchronize` (also lets `cudaFree` skip its own wait until the
-/// next launch).
+/// Hook of `cudaDeviceSynchronize`: the real one (it waits for the calling thread's
+/// device and returns cudart's view of its errors, also when cusafe is off or the
+/// thread works on another device); when that is the runtime's device, it also lets
+/// `cudaFree` skip its own wait until the next launch, and completes the frees deferred
+/// during a stream capture (once none is in progress).
 #[no_mangle]
 pub unsafe extern "C" fn cudaDeviceSynchronize() -> CudaError {
-    match runtime::initialized() {
-        Some(rt) => rt.after_api("cudaDeviceSynchronize", rt.device_sync()),
-        None => unsafe { real().cudaDeviceSynchronize() },
+    let Some(rt) = runtime::initialized() else {
+        return unsafe { real().cudaDeviceSynchronize() };
+    };
+    let seen = rt.launch_count();
+    let e = unsafe { real().cudaDeviceSynchronize() };
+    if rt.heap_here().is_some() {
+        rt.note_synced(seen, e);
+        if e == SUCCESS {
+            rt.complete_deferred();
+        }
     }
+    rt.after_api("cudaDeviceSynchronize", e)
 }
 
 /// Hook of `cudaStreamSynchronize`.

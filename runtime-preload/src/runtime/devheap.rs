@@ -13,23 +13,49 @@ use cusafe_format::rtpage::RTPAGE_ADDR;
 
 use super::Runtime;
 use crate::alloc::{Access, Backend};
-use crate::cuda::driver::{check, code};
+use crate::cuda::driver::check;
+use crate::cuda::vmm::VmmBackend;
+
+impl Arena {
+    /// Gives back what of the arena may have outlived a reset (errors ignored: they mean
+    /// it is gone already). The caller holds the allocator and the context.
+    pub(super) fn give_back(self, backend: &mut VmmBackend) {
+        for t in self.classes {
+            let _ = backend.unmap(arena_va(t), self.bytes);
+        }
+        let _ = backend.release(self.handle);
+    }
+}
+
+/// The arena as mapped.
+pub(super) struct Arena {
+    /// The classes it serves (one mapping at the top of each one's window).
+    classes: RangeInclusive<u32>,
+    /// Its memory.
+    handle: cu::CUmemGenericAllocationHandle,
+    /// Its size.
+    bytes: u64,
+}
 
 impl Runtime {
-    /// Maps the arena once (later calls do nothing); says so at `verbosity=1`, and
-    /// why not when it cannot.
+    /// Maps the arena once (later calls do nothing until a reset); says so at
+    /// `verbosity=1`, and why not when it cannot.
     pub(super) fn ensure_device_heap(&self) {
-        self.device_heap.get_or_init(|| match self.install_device_heap() {
-            Ok(classes) => {
+        let mut state = self.device_heap.lock().unwrap_or_else(|e| e.into_inner());
+        if state.is_some() {
+            return;
+        }
+        *state = Some(match self.install_device_heap() {
+            Ok(arena) => {
                 self.trace(1, || {
                     format!(
                         "device heap: {} MiB arena for in-kernel malloc/new, classes {}..={}",
                         self.options.device_heap_mb,
-                        classes.start(),
-                        classes.end()
+                        arena.classes.start(),
+                        arena.classes.end()
                     )
                 });
-                Some(classes)
+                Some(arena)
             }
             Err(why) => {
                 self.warn(&format!(
@@ -40,9 +66,20 @@ impl Runtime {
         });
     }
 
+    /// After a reset: forgets the arena (the next launch of a kernel that allocates maps
+    /// a new one) and returns it, if there was one, to be given back
+    /// ([`Arena::give_back`]).
+    pub(super) fn take_device_heap(&self) -> Option<Arena> {
+        self.device_heap
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+            .flatten()
+    }
+
     /// Creates the arena's memory, maps it for every class it serves, zeroes it and
     /// turns it on in the runtime page.
-    fn install_device_heap(&self) -> Result<RangeInclusive<u32>, String> {
+    fn install_device_heap(&self) -> Result<Arena, String> {
         let bytes = self.options.device_heap_mb << 20;
         if bytes == 0 {
             return Err("CUSAFE_OPTIONS=device_heap_mb=0".into());
@@ -50,7 +87,7 @@ impl Runtime {
         let h = self
             .heap()
             .ok_or("the runtime has no tagged heap on this device")?;
-        let _ctx = h.ctx.enter();
+        let _ctx = h.ctx().enter();
         let mut a = h.lock();
         let missing = a.missing_windows();
         let first = (MIN_CLASS..=MAX_TAG)
@@ -72,32 +109,32 @@ impl Runtime {
         .map_err(step)?;
         be.copy_to_device(RTPAGE_ADDR + STATE_OFFSET, &state(bytes, &classes))
             .map_err(step)?;
-        Ok(classes)
+        Ok(Arena {
+            classes,
+            handle,
+            bytes,
+        })
     }
 
     /// How many in-kernel allocations the arena could not serve (the real device heap
-    /// took them, unchecked), read off the device; 0 without an arena or a live context.
-    pub(super) fn device_heap_fallbacks(&self) -> u32 {
-        if !matches!(self.device_heap.get(), Some(Some(_))) {
-            return 0;
-        }
-        let Some(h) = self.heap() else {
+    /// took them, unchecked), read off the device; 0 without an arena or a live context,
+    /// or when the arena's state was busy by `wait`'s deadline (the exit check). The
+    /// read waits for the runtime's own stream only, not for kernels still running.
+    pub(super) fn device_heap_fallbacks(&self, wait: super::Wait) -> u32 {
+        let installed = wait
+            .lock(&self.device_heap)
+            .is_some_and(|s| matches!(*s, Some(Some(_))));
+        let Some(h) = self.heap().filter(|_| installed) else {
             return 0;
         };
-        let _ctx = h.ctx.enter();
-        let mut n = 0u32;
-        // SAFETY: reads 4 bytes of the mapped runtime page into `n`.
-        let r = unsafe {
-            cu::cuMemcpyDtoH_v2(
-                (&mut n as *mut u32).cast(),
-                RTPAGE_ADDR + STATE_OFFSET + FALLBACKS,
-                4,
-            )
-        };
-        if code(r) == 0 {
-            n
-        } else {
-            0
+        let _ctx = h.ctx().enter();
+        let mut n = [0u8; 4];
+        match h
+            .writes
+            .read_now(&mut n, RTPAGE_ADDR + STATE_OFFSET + FALLBACKS)
+        {
+            Ok(()) => u32::from_le_bytes(n),
+            Err(_) => 0,
         }
     }
 }

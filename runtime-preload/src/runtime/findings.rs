@@ -6,7 +6,8 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use super::leaks::{self, Decision};
-use super::{initialized, Runtime, LEAKS_SHOWN};
+use super::{capture, initialized, Runtime, Wait, LEAKS_SHOWN};
+use crate::alloc::BlockTable;
 use crate::check::{check_range, ApiRange};
 use crate::cuda::real::{
     is_device_fault, CudaError, DEVICE_FAULTS, INVALID_VALUE, NOT_READY, SUCCESS,
@@ -20,12 +21,17 @@ use crate::report::Report;
 /// Registered with `atexit` at start-up. With a fuzzer's map attached, the coverage of
 /// the last input is collected first (a process per input relies on it; errors are
 /// ignored: the exit check follows).
+///
+/// `exit` may come from one thread while another is inside a hooked CUDA call, holding
+/// one of the runtime's locks for as long as that call takes (a wait for a kernel that
+/// still runs, say): the exit path waits at most `EXIT_LOCK_WAIT` in all for such a
+/// lock, then goes on without what it guards (says so), never deadlocks. Device reports
+/// already on the report page are printed (and written as JSON) either way.
 pub(super) extern "C" fn at_exit() {
     if let Some(rt) = initialized() {
-        if super::fuzz::is_attached() {
-            super::fuzz::collect();
-        }
-        rt.finish();
+        let wait = Wait::at_exit();
+        super::fuzz::collect_at_exit(wait);
+        rt.finish(wait);
     }
 }
 
@@ -90,26 +96,49 @@ impl Runtime {
 
     /// Polls the report page after a call that returned `err`; returns `err`.
     pub fn after_call(&self, err: CudaError) -> CudaError {
-        self.poll(err);
+        self.poll(err, Wait::Block);
         err
     }
 
     /// Reports new device findings; notes a device fault that came without one; halts
-    /// after findings in halt mode.
-    fn poll(&self, err: CudaError) {
+    /// after findings in halt mode. The page reader's and the block table's locks are
+    /// taken as `wait` says (a record is reported without its buffer when the table
+    /// stays busy).
+    pub(super) fn poll(&self, err: CudaError, wait: Wait) {
         let Some((page, reader)) = &self.page else {
             return;
         };
         let (records, saw_any, newly_full) = {
-            let mut rd = reader.lock().unwrap_or_else(|e| e.into_inner());
+            let Some(mut rd) = wait.lock(reader) else {
+                self.sink.message(
+                    "cusafe: the report page could not be read at exit (another thread held it); device findings not yet printed are lost\n",
+                );
+                return;
+            };
             let was_full = rd.is_full();
             // SAFETY: the page is PAGE_BYTES of pinned memory for the whole process.
             let records = unsafe { rd.poll(page.host()) };
             (records, rd.saw_any(), rd.is_full() && !was_full)
         };
-        for rec in &records {
-            let r = self.with_table(|t| refine(rec, t));
-            self.emit(&r);
+        if !records.is_empty() {
+            let table = self.heap().map(|h| wait.lock(&h.alloc));
+            let busy = matches!(table, Some(None));
+            let reports: Vec<_> = match &table {
+                Some(Some(a)) => records.iter().map(|rec| refine(rec, a.table())).collect(),
+                _ => {
+                    let empty = BlockTable::default();
+                    records.iter().map(|rec| refine(rec, &empty)).collect()
+                }
+            };
+            drop(table);
+            for mut r in reports {
+                if busy {
+                    r.detail.push_str(
+                        " (buffer unknown: another thread held cusafe's block table when the process exited)",
+                    );
+                }
+                self.emit(&r);
+            }
         }
         if newly_full {
             self.sink.message(
@@ -165,18 +194,18 @@ impl Runtime {
     }
 
     /// The exit check: last poll, leaks, summary; exits with `exitcode` when anything
-    /// was reported.
-    fn finish(&self) {
+    /// was reported. Locks are taken as `wait` says.
+    fn finish(&self, wait: Wait) {
         if std::process::id() != self.pid {
             return;
         }
-        self.poll(SUCCESS);
+        self.poll(SUCCESS, wait);
         let mut leaked = 0;
         let context_died = self.fault_noted.load(Ordering::Relaxed);
         let unchecked = if context_died {
             0
         } else {
-            self.device_heap_fallbacks()
+            self.device_heap_fallbacks(wait)
         };
         if unchecked > 0 {
             self.sink.message(&format!(
@@ -199,13 +228,28 @@ impl Runtime {
                 "cusafe: leak check skipped: the CUDA context failed (see the note above)\n",
             );
         }
-        if let (true, false, Some(h)) = (check, context_died, self.heap()) {
-            let kept = self.kept.lock().unwrap_or_else(|e| e.into_inner()).clone();
-            let live: Vec<_> = h
-                .live_blocks()
-                .into_iter()
-                .filter(|b| !kept.contains(&b.ptr))
-                .collect();
+        let blocks = match (check, context_died, self.heap()) {
+            // Blocks whose free was deferred during a stream capture count as freed.
+            (true, false, Some(h)) => match (
+                wait.lock(&self.kept),
+                h.live_blocks(wait),
+                capture::deferred_blocks(wait),
+            ) {
+                (Some(kept), Some(live), Some(deferred)) => Some(
+                    live.into_iter()
+                        .filter(|b| !kept.contains(&b.ptr) && !deferred.contains(&b.ptr))
+                        .collect::<Vec<_>>(),
+                ),
+                _ => {
+                    self.sink.message(
+                        "cusafe: leak check skipped: another thread was inside a CUDA call holding cusafe's allocator when the process exited (let the threads doing CUDA work finish before exit to get the leak check)\n",
+                    );
+                    None
+                }
+            },
+            _ => None,
+        };
+        if let Some(live) = blocks {
             for b in live.iter().take(LEAKS_SHOWN) {
                 self.sink.emit(&leak_report(b));
             }
@@ -222,9 +266,12 @@ impl Runtime {
             }
             leaked = live.len();
         }
-        if let (true, Some(h)) = (self.options.verbosity >= 1, self.heap()) {
+        if let (true, Some(stats)) = (
+            self.options.verbosity >= 1,
+            self.heap().and_then(|h| h.stats(wait)),
+        ) {
             self.sink
-                .message(&format!("cusafe: exit statistics: {:?}\n", h.stats()));
+                .message(&format!("cusafe: exit statistics: {stats:?}\n"));
         }
         if self.errors.load(Ordering::Relaxed) > 0 || leaked > 0 {
             self.halt();

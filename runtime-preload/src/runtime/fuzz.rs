@@ -6,7 +6,7 @@
 use std::sync::atomic::Ordering;
 use std::sync::Mutex;
 
-use super::{initialized, Runtime};
+use super::{initialized, Runtime, Wait};
 use crate::alloc::BackendError;
 use crate::cuda::coverage::{read_map, MAP_ADDR, MAP_BYTES};
 use crate::cuda::driver::code;
@@ -60,9 +60,18 @@ pub unsafe fn attach(sink: *mut u8, len: usize) {
     });
 }
 
-/// Whether a map is attached.
-pub fn is_attached() -> bool {
-    attached().is_some()
+/// At exit: one last [`collect`] when a map is attached. The map's lock is taken as
+/// `wait` says (another thread may be inside `collect`, waiting for a kernel that still
+/// runs): when it stays busy, nothing is collected.
+pub(super) fn collect_at_exit(wait: Wait) {
+    let Some(rt) = initialized() else {
+        return;
+    };
+    if let Some(mut guard) = wait.lock(&ATTACHED) {
+        if let Some(att) = guard.as_mut() {
+            rt.collect_into(Some(att), wait);
+        }
+    }
 }
 
 /// A negative status for CUDA error `e` (-1 for errors without a code).
@@ -83,21 +92,21 @@ pub fn collect() -> i32 {
         return 0;
     };
     let mut guard = attached();
-    rt.collect_into(guard.as_mut())
+    rt.collect_into(guard.as_mut(), Wait::Block)
 }
 
 impl Runtime {
-    fn collect_into(&self, att: Option<&mut Attached>) -> i32 {
+    fn collect_into(&self, att: Option<&mut Attached>, wait: Wait) -> i32 {
         // A forked child of a process with a context cannot use CUDA.
         if std::process::id() != self.pid {
             return 0;
         }
         let Some(h) = self.heap().filter(|_| self.page.is_some()) else {
-            self.after_call(SUCCESS);
+            self.poll(SUCCESS, wait);
             return 0;
         };
         let (err, status) = {
-            let _ctx = h.ctx.enter();
+            let _ctx = h.ctx().enter();
             let seen = self.launches.load(Ordering::Acquire);
             // SAFETY: waits for the runtime's context.
             let err: CudaError = code(unsafe { cudarc::driver::sys::cuCtxSynchronize() });
@@ -113,7 +122,7 @@ impl Runtime {
             };
             (err, status)
         };
-        self.after_call(err);
+        self.poll(err, wait);
         status
     }
 }

@@ -6,11 +6,20 @@
 //! * `windows`: the launch-time windows appended to instrumented kernels' arguments.
 //! * `fuzz`: device coverage handed to a fuzzer after each input.
 //! * `leaks`: the leak policy at exit.
+//! * `revive`: setting the device side up again after `cudaDeviceReset`.
+//! * `capture`: stream captures in progress, and the frees deferred while one is.
+//!
+//! A child forked after the runtime started sees no runtime (`get` and `initialized`
+//! answer `None`): every hook passes its call through, so CUDA's own error for a child
+//! of an initialised process reaches the program, and the parent's blocks, reports and
+//! locks are left alone (its exit check included).
 
 use std::backtrace::Backtrace;
 use std::cell::Cell;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::ffi::c_void;
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, TryLockError};
+use std::time::{Duration, Instant};
 
 use cudarc::driver::sys as cu;
 
@@ -27,10 +36,12 @@ use crate::report::demangle;
 use crate::report::page::PageReader;
 use crate::report::sink::Sink;
 
+pub(crate) mod capture;
 mod devheap;
 mod findings;
 pub(crate) mod fuzz;
 mod leaks;
+mod revive;
 mod start;
 mod windows;
 
@@ -43,11 +54,62 @@ const MIN_PITCH_ALIGN: u64 = 512;
 const UNSYNCED_KEPT: usize = 8;
 /// Leaked blocks listed one by one at exit (the summary counts all).
 const LEAKS_SHOWN: usize = 64;
+/// How long the exit check waits, in all, for a lock that another thread holds: that
+/// thread may be inside a CUDA call that does not return before the process ends (a
+/// wait for a kernel that still runs when another thread calls `exit`).
+const EXIT_LOCK_WAIT: Duration = Duration::from_secs(2);
+
+/// How a lock is taken: as usual, or (in the exit check) giving up at a deadline.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Wait {
+    /// Until the lock is free.
+    Block,
+    /// Until the lock is free or the instant has passed (then without it).
+    Until(Instant),
+}
+
+impl Wait {
+    /// The exit check's wait, from now.
+    fn at_exit() -> Wait {
+        Wait::Until(Instant::now() + EXIT_LOCK_WAIT)
+    }
+
+    /// `m` locked (a poisoned lock is taken as it is), or `None` at the deadline.
+    fn lock<'a, T>(self, m: &'a Mutex<T>) -> Option<MutexGuard<'a, T>> {
+        let deadline = match self {
+            Wait::Block => return Some(m.lock().unwrap_or_else(|e| e.into_inner())),
+            Wait::Until(d) => d,
+        };
+        loop {
+            match m.try_lock() {
+                Ok(g) => return Some(g),
+                Err(TryLockError::Poisoned(e)) => return Some(e.into_inner()),
+                Err(TryLockError::WouldBlock) if Instant::now() >= deadline => return None,
+                Err(TryLockError::WouldBlock) => std::thread::sleep(Duration::from_millis(1)),
+            }
+        }
+    }
+}
+
+/// Set in a child forked after the runtime started (`pthread_atfork`).
+static FORKED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn forked_child() {
+    FORKED.store(true, Ordering::Relaxed);
+}
+
+/// Whether this process is a child forked after the runtime started.
+pub(crate) fn is_forked_child() -> bool {
+    FORKED.load(Ordering::Relaxed)
+}
 
 /// Tagged allocation on the device the runtime started on.
 pub(crate) struct Heap {
     device: i32,
-    ctx: Context,
+    /// The context's raw handle ([`Heap::ctx`]); a new one after a reset.
+    ctx: AtomicPtr<c_void>,
+    /// The runtime page's memory (0: none).
+    rtpage: AtomicU64,
     /// Row alignment for pitched allocations.
     pub pitch_align: u64,
     /// The device's memory in bytes (0: unknown).
@@ -61,29 +123,36 @@ impl Heap {
         self.alloc.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// The heap's context.
+    pub fn ctx(&self) -> Context {
+        Context::from_raw(self.ctx.load(Ordering::Acquire))
+    }
+
     /// Allocates a tagged block.
     pub fn alloc(&self, size: u64, site: Option<Arc<Backtrace>>) -> Result<BlockInfo, AllocError> {
-        let _ctx = self.ctx.enter();
+        let _ctx = self.ctx().enter();
         self.lock().alloc(size, site)
     }
 
     /// Frees a tagged block (the caller waited for kernels that may use it).
     pub fn free(&self, ptr: u64, site: Option<Arc<Backtrace>>) -> Result<BlockInfo, FreeError> {
-        let _ctx = self.ctx.enter();
+        let _ctx = self.ctx().enter();
         self.lock().free(ptr, site)
     }
 
-    /// Runs `f` on the block table.
-    fn with_table<R>(&self, f: impl FnOnce(&BlockTable) -> R) -> R {
-        f(self.lock().table())
+    /// The live block starting at `ptr`, or why [`Heap::free`] would refuse it (nothing
+    /// is freed).
+    pub fn check_free(&self, ptr: u64) -> Result<BlockInfo, FreeError> {
+        self.lock().check_free(ptr).cloned()
     }
 
-    fn live_blocks(&self) -> Vec<BlockInfo> {
-        self.lock().live_blocks()
+    /// Blocks not freed yet (`None`: the lock was not free by `wait`'s deadline).
+    fn live_blocks(&self, wait: Wait) -> Option<Vec<BlockInfo>> {
+        wait.lock(&self.alloc).map(|a| a.live_blocks())
     }
 
-    fn stats(&self) -> Stats {
-        self.lock().stats()
+    fn stats(&self, wait: Wait) -> Option<Stats> {
+        wait.lock(&self.alloc).map(|a| a.stats())
     }
 }
 
@@ -96,9 +165,9 @@ pub(crate) struct Runtime {
     page: Option<(ReportPage, Mutex<PageReader>)>,
     errors: AtomicU64,
     fault_noted: AtomicBool,
-    /// `cudaDeviceReset` destroyed the heap's windows and mappings.
+    /// `cudaDeviceReset` destroyed the heap's windows and mappings (and they were not
+    /// set up again yet).
     reset: AtomicBool,
-    reset_warned: AtomicBool,
     /// The process that started the runtime (a forked child skips the exit check).
     pid: u32,
     /// Kernels launched through the hook so far.
@@ -115,8 +184,13 @@ pub(crate) struct Runtime {
     /// Blocks left allocated on purpose (freed inside stream capture): not leaks.
     kept: Mutex<Vec<u64>>,
     /// The device heap's arena, once a kernel that allocates was launched: the classes
-    /// it serves, or `None` when it could not be mapped.
-    device_heap: OnceLock<Option<std::ops::RangeInclusive<u32>>>,
+    /// it serves, or `None` when it could not be mapped (outer `None`: not tried since
+    /// the start or the last reset).
+    device_heap: Mutex<Option<Option<devheap::Arena>>>,
+    /// Held while the device side is set up again after a reset.
+    revive_lock: Mutex<()>,
+    /// Setting up again after a reset failed (said once): tagging stays off.
+    revive_failed: AtomicBool,
 }
 
 static RUNTIME: OnceLock<Runtime> = OnceLock::new();
@@ -126,13 +200,14 @@ thread_local! {
     static STARTING: Cell<bool> = const { Cell::new(false) };
 }
 
-/// The runtime, started on first use; `None` when called back from inside the
-/// start-up on the same thread (the hook then just passes the call through).
+/// The runtime, started on first use (and set up again after a reset); `None` when
+/// called back from inside the start-up on the same thread, and in a forked child (the
+/// hook then just passes the call through).
 pub(crate) fn get() -> Option<&'static Runtime> {
-    if let Some(rt) = RUNTIME.get() {
+    if let Some(rt) = started() {
         return Some(rt);
     }
-    if STARTING.with(Cell::get) {
+    if STARTING.with(Cell::get) || is_forked_child() {
         return None;
     }
     STARTING.with(|s| s.set(true));
@@ -141,8 +216,20 @@ pub(crate) fn get() -> Option<&'static Runtime> {
     Some(rt)
 }
 
-/// The runtime if it has started (hooks that have nothing to do before: copies, syncs).
+/// The runtime if it has started, set up again first if a reset destroyed its device
+/// side (hooks that have nothing to do before the start: copies, sets).
+pub(crate) fn started() -> Option<&'static Runtime> {
+    let rt = initialized()?;
+    rt.revive_if_reset();
+    Some(rt)
+}
+
+/// The runtime if it has started (`None` in a forked child); never sets anything up
+/// (syncs, polls, the exit check).
 pub(crate) fn initialized() -> Option<&'static Runtime> {
+    if is_forked_child() {
+        return None;
+    }
     RUNTIME.get()
 }
 
@@ -159,7 +246,7 @@ impl Runtime {
         }
     }
 
-    /// The heap, if any (none after `cudaDeviceReset`).
+    /// The heap, if any (none after `cudaDeviceReset` until it is set up again).
     pub fn heap(&self) -> Option<&Heap> {
         self.heap
             .as_ref()
@@ -167,24 +254,19 @@ impl Runtime {
     }
 
     /// `cudaDeviceReset` is about to destroy every allocation, the windows and the
-    /// runtime page: from now on allocations pass through untagged, and blocks
-    /// allocated before are not leaks.
+    /// runtime page: until the next hooked call that needs them sets them up again
+    /// (`revive`), allocations pass through untagged; blocks allocated before the reset
+    /// are freed by it, not leaks.
     pub fn note_reset(&self) {
-        self.reset.store(true, Ordering::Release);
+        if self.heap.is_some() {
+            self.reset.store(true, Ordering::Release);
+            capture::forget_at_reset();
+        }
     }
 
     /// The heap, if it serves the calling thread's current device (allocations on
     /// other devices pass through untagged).
     pub fn heap_here(&self) -> Option<&Heap> {
-        if self.heap.is_some()
-            && self.reset.load(Ordering::Acquire)
-            && !self.reset_warned.swap(true, Ordering::Relaxed)
-        {
-            self.warn(
-                "cudaDeviceReset destroyed cusafe's address windows: allocations from now on \
-                 are untagged (no checks)",
-            );
-        }
         let h = self.heap()?;
         let mut d = -1;
         // SAFETY: writes one int.
@@ -200,7 +282,7 @@ impl Runtime {
 
     /// The heap, if it lives in `ctx`.
     pub fn heap_in(&self, ctx: Context) -> Option<&Heap> {
-        self.heap().filter(|h| h.ctx == ctx)
+        self.heap().filter(|h| h.ctx() == ctx)
     }
 
     /// Whether `p` is the tagged allocator's to free (a cusafe or poisoned pointer, with
@@ -227,7 +309,7 @@ impl Runtime {
 
     /// Whether `ctx` is the heap's context.
     pub fn is_heap_context(&self, ctx: *mut std::ffi::c_void) -> bool {
-        self.heap.as_ref().is_some_and(|h| h.ctx.raw() == ctx)
+        self.heap.as_ref().is_some_and(|h| h.ctx().raw() == ctx)
     }
 
     /// The heap's device, if there is a heap.
@@ -245,37 +327,44 @@ impl Runtime {
     /// Runs `f` on the block table (an empty one without a heap).
     fn with_table<R>(&self, f: impl FnOnce(&BlockTable) -> R) -> R {
         match self.heap() {
-            Some(h) => h.with_table(f),
+            Some(h) => f(h.lock().table()),
             None => f(&BlockTable::default()),
         }
     }
 
     /// Notes the launch of `kernel` and orders the runtime's pending header writes
-    /// before it on `stream`.
+    /// before it on `stream`. The launch is counted by [`Runtime::launched`] once made.
     pub fn before_launch(&self, kernel: Kernel, stream: usize) {
-        let n = self.launches.fetch_add(1, Ordering::AcqRel) + 1;
         self.last_kernel.store(kernel.pack(), Ordering::Relaxed);
-        {
-            let mut pending = self.unsynced.lock().unwrap_or_else(|e| e.into_inner());
-            pending.retain(|&(_, k)| k != kernel);
-            if pending.len() == UNSYNCED_KEPT {
-                pending.remove(0);
-            }
-            pending.push((n, kernel));
-        }
         if let Some(h) = self.heap() {
-            let _ctx = h.ctx.enter();
+            let _ctx = h.ctx().enter();
             h.writes.order_before(stream);
         }
     }
 
+    /// Counts a launch of `kernel` after the launch call returned. Not before: a
+    /// device-wide wait that another thread starts while the launch is still being made
+    /// does not cover its kernel, yet would mark it finished ([`Runtime::note_synced`]),
+    /// and a `cudaFree` after it would then skip its wait.
+    pub fn launched(&self, kernel: Kernel) {
+        let n = self.launches.fetch_add(1, Ordering::AcqRel) + 1;
+        let mut pending = self.unsynced.lock().unwrap_or_else(|e| e.into_inner());
+        pending.retain(|&(_, k)| k != kernel);
+        if pending.len() == UNSYNCED_KEPT {
+            pending.remove(0);
+        }
+        pending.push((n, kernel));
+    }
+
     /// Waits for the heap's context (the device) with the real `cuCtxSynchronize` and
-    /// notes that every launch so far has finished.
+    /// notes that every launch so far has finished. Never while a stream capture is in
+    /// progress (it would fail and invalidate the capture): callers go through
+    /// [`Runtime::free_or_defer`] or [`Runtime::complete_deferred`].
     pub fn device_sync(&self) -> CudaError {
         let seen = self.launches.load(Ordering::Acquire);
         let e = match self.heap() {
             Some(h) => {
-                let _ctx = h.ctx.enter();
+                let _ctx = h.ctx().enter();
                 // SAFETY: waits for the context made current above.
                 code(unsafe { cu::cuCtxSynchronize() })
             }

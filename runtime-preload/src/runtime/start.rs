@@ -5,13 +5,13 @@
 //! tag windows; the exit handler. When a CUDA step fails, one warning says what is
 //! lost and the hooks pass everything through.
 
-use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64};
 use std::sync::{Arc, Mutex};
 
 use cudarc::driver::sys as cu;
 
 use super::findings::at_exit;
-use super::{Heap, Runtime, MIN_PITCH_ALIGN};
+use super::{forked_child, Heap, Runtime, MIN_PITCH_ALIGN};
 use crate::alloc::{Allocator, BackendError};
 use crate::cuda::driver::{attribute, driver_present, Context};
 use crate::cuda::ordering::HeaderStream;
@@ -41,7 +41,6 @@ impl Runtime {
             errors: AtomicU64::new(0),
             fault_noted: AtomicBool::new(false),
             reset: AtomicBool::new(false),
-            reset_warned: AtomicBool::new(false),
             pid: std::process::id(),
             launches: AtomicU64::new(0),
             last_kernel: AtomicU64::new(0),
@@ -50,6 +49,8 @@ impl Runtime {
             kept: Default::default(),
             device_heap: Default::default(),
             unsynced: Default::default(),
+            revive_lock: Mutex::new(()),
+            revive_failed: AtomicBool::new(false),
         };
         if let Err(why) = rt.start_cuda() {
             rt.warn(&format!(
@@ -58,9 +59,13 @@ impl Runtime {
                  of cudaFree/cudaMemcpy/cudaMemset arguments"
             ));
         }
-        // SAFETY: registers a plain function; it runs before cudart's own exit handlers,
-        // which cudart registered when it initialised (earlier).
-        unsafe { libc::atexit(at_exit) };
+        // SAFETY: registers plain functions. The exit handler runs before cudart's own,
+        // which cudart registered when it initialised (earlier); the fork handler only
+        // stores a flag in the child.
+        unsafe {
+            libc::atexit(at_exit);
+            libc::pthread_atfork(None, None, Some(forked_child as unsafe extern "C" fn()));
+        }
         rt
     }
 
@@ -86,10 +91,14 @@ impl Runtime {
         let device = Context::device().map_err(s)?;
         let writes = Arc::new(HeaderStream::new().map_err(s)?);
         let mut backend = VmmBackend::new(device, writes.clone()).map_err(s)?;
+        let mut rtpage = 0;
         match alloc_report_page() {
             Ok(p) => {
-                match install_runtime_page(&mut backend, p.device, self.options.device_flags()) {
-                    Ok(()) => self.page = Some((p, Mutex::new(PageReader::new()))),
+                match install_runtime_page(&mut backend, p.device(), self.options.device_flags()) {
+                    Ok(h) => {
+                        rtpage = h;
+                        self.page = Some((p, Mutex::new(PageReader::new())));
+                    }
                     Err(why) => self.warn_no_reports(&why),
                 }
             }
@@ -108,14 +117,15 @@ impl Runtime {
             .map_err(|e| format!("cannot reserve the cusafe address windows ({e})"))?;
         self.heap = Some(Heap {
             device,
-            ctx,
+            ctx: AtomicPtr::new(ctx.raw()),
+            rtpage: AtomicU64::new(rtpage),
             pitch_align: pitch.max(MIN_PITCH_ALIGN).next_power_of_two(),
             total_mem: total_mem as u64,
             writes,
             alloc: Mutex::new(alloc),
         });
         if self.options.verbosity >= 1 {
-            let page = self.page.as_ref().map_or(0, |(p, _)| p.device);
+            let page = self.page.as_ref().map_or(0, |(p, _)| p.device());
             let missing = self
                 .heap
                 .as_ref()
@@ -143,7 +153,7 @@ impl Runtime {
         Ok(())
     }
 
-    fn warn_no_reports(&self, why: &str) {
+    pub(super) fn warn_no_reports(&self, why: &str) {
         self.warn(&format!(
             "{why}. Instrumented kernels cannot report: their first finding ends in an \
              illegal-address error instead of a report"

@@ -55,6 +55,8 @@ struct Learnt {
     name: Arc<str>,
     /// Its windows (`None`: it takes none).
     layout: Option<Arc<Layout>>,
+    /// Whether its module allocates in device code (needs the device heap's arena).
+    allocates: bool,
 }
 
 /// What is known of the kernels launched so far.
@@ -67,6 +69,14 @@ impl Layouts {
     pub fn name(&self, kernel: Kernel) -> Option<Arc<str>> {
         let cache = self.0.lock().unwrap_or_else(|e| e.into_inner());
         cache.get(&kernel).map(|l| l.name.clone())
+    }
+
+    /// Forgets the kernels known by driver function handle: after a reset the modules
+    /// are loaded again, and a new function may get an old handle's value. (Host stubs
+    /// stay: they name the same kernel for the whole process.)
+    pub fn forget_functions(&self) {
+        let mut cache = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        cache.retain(|k, _| matches!(k, Kernel::Stub(_)));
     }
 }
 
@@ -149,6 +159,10 @@ impl Runtime {
     fn layout(&self, kernel: Kernel) -> Result<Option<Arc<Layout>>, CudaError> {
         let mut cache = self.layouts.0.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(l) = cache.get(&kernel) {
+            if l.allocates {
+                // Made again at the first launch after a reset.
+                self.ensure_device_heap();
+            }
             return Ok(l.layout.clone());
         }
         let f = match kernel {
@@ -165,7 +179,8 @@ impl Runtime {
             }
         };
         let f = kernels::function_of(f);
-        if kernels::allocates(f).unwrap_or(false) {
+        let allocates = kernels::allocates(f).unwrap_or(false);
+        if allocates {
             self.ensure_device_heap();
         }
         let learnt = kernels::name_of(f).and_then(|name| {
@@ -181,6 +196,7 @@ impl Runtime {
                     Learnt {
                         name: name.into(),
                         layout: l.clone(),
+                        allocates,
                     },
                 );
                 Ok(l)

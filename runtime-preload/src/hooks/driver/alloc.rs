@@ -131,7 +131,7 @@ pub(super) unsafe fn mem_free_async(
     dptr: DevPtr,
     stream: Stream,
 ) -> CuResult {
-    let Some(rt) = runtime::initialized().filter(|rt| rt.owns(dptr)) else {
+    let Some(rt) = runtime::started().filter(|rt| rt.owns(dptr)) else {
         // SAFETY: the caller's arguments.
         return release(call.api, dptr, || unsafe { real(dptr, stream) });
     };

@@ -16,7 +16,8 @@ use crate::hooks::polled;
 use crate::runtime;
 
 /// `cuCtxSynchronize`: also tells the runtime that every launch so far has finished
-/// when the context waited for is the runtime's (the current one, for a null `ctx`).
+/// when the context waited for is the runtime's (the current one, for a null `ctx`),
+/// and completes the frees deferred during a stream capture.
 pub(super) unsafe fn context(
     real: unsafe extern "C" fn(Ctx) -> CuResult,
     call: Call,
@@ -31,6 +32,9 @@ pub(super) unsafe fn context(
     let e = unsafe { real(ctx) };
     if rt.heap_in_current_context().is_some() {
         rt.note_synced(seen, e);
+        if e == 0 {
+            rt.complete_deferred();
+        }
     }
     rt.after_api(call.api, e)
 }

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Builds the generated-program batches of `cusafe gen` for one GPU run, as a bundle:
+#   OUT/clean   CLEAN programs, plain and cusafe at each level of OPT
+#   OUT/dead    EMI dead-code variants of the first EMI of them (plain and cusafe, OPT_EMI)
+#   OUT/live    EMI live-guard variants of the same seeds
+#   OUT/plant   PLANT programs with one planted bug each (cusafe at OPT_PLANT, plain -O2
+#               for compute-sanitizer's memcheck)
+#   OUT/bin     cusafe, libcusafe_rt.so, libcudart.so.12; each batch's bin/ gets the
+#               two libraries ($ORIGIN rpath)
+#   OUT/run-gen.sh, OUT/COMMIT
+# Seeds start at SEED (default 1). A count of 0 skips that batch.
+# Usage: build-gen.sh OUT [CLEAN [PLANT [EMI]]]
+#   env: SEED, OPT (default 0,1,2,3), OPT_EMI (default 2), OPT_PLANT (default 2),
+#        PER_FILE (default 25), JOBS (default 2)
+set -euo pipefail
+source "$(dirname "$0")/env.sh"
+out=${1:?out dir}
+clean=${2:-100}
+plant=${3:-40}
+emi=${4:-25}
+seed=${SEED:-1}
+opt=${OPT:-0,1,2,3}
+per=${PER_FILE:-25}
+jobs=${JOBS:-2}
+gen="$CUSAFE_BIN/cusafe"
+if [ ! -x "$gen" ] || [ ! -x "$CUSAFE_BIN/cusafe-clang++" ]; then
+  echo "build-gen.sh: $gen or cusafe-clang++ is missing; run scripts/build.sh first" >&2
+  exit 2
+fi
+mkdir -p "$out/bin"
+out=$(cd "$out" && pwd)
+batch() { # name count extra-args...
+  local name=$1 count=$2; shift 2
+  [ "$count" -gt 0 ] || return 0
+  rm -rf "${out:?}/$name"
+  # Exit 1 means some build failed: it is reduced under failures/ and the batch runs
+  # without it (the GPU run reports it); only a set-up error (2) stops here.
+  local rc=0
+  "$gen" gen build -o "$out/$name" --seed "$seed" --count "$count" --per-file "$per" --jobs "$jobs" "$@" || rc=$?
+  [ "$rc" -le 1 ] || exit "$rc"
+  cp -L "$CUSAFE_BIN/libcusafe_rt.so" "$CUSAFE_CUDA/lib64/libcudart.so.12" "$out/$name/bin/"
+  rm -rf "$out/$name/obj" "$out/$name/failures/scratch"
+}
+batch clean "$clean" --opt "$opt"
+batch dead "$emi" --emi dead --opt "${OPT_EMI:-2}"
+batch live "$emi" --emi live --opt "${OPT_EMI:-2}"
+# Planted: cusafe at OPT_PLANT; the plain -O2 build for memcheck comes from a second
+# build of the same seeds (same sources) into plant/bin.
+if [ "$plant" -gt 0 ]; then
+  batch plant "$plant" --plant --opt "${OPT_PLANT:-2}" --no-plain
+  "$gen" gen build -o "$out/plant-plain" --seed "$seed" --count "$plant" --per-file "$per" --jobs "$jobs" --plant --opt 2 --no-reduce >/dev/null 2>&1 || true
+  python3 - "$out/plant" "$out/plant-plain" <<'PY'
+import json, shutil, sys, os
+dst, src = sys.argv[1], sys.argv[2]
+b = json.load(open(f"{dst}/build.json"))
+for j in json.load(open(f"{src}/build.json"))["jobs"]:
+    if j["flavor"] == "plain" and j["ok"]:
+        shutil.copy(f"{src}/{j['output']}", f"{dst}/{j['output']}")
+        b["jobs"].append(j)
+json.dump(b, open(f"{dst}/build.json", "w"), indent=1)
+PY
+  rm -rf "$out/plant-plain"
+fi
+cp "$gen" "$CUSAFE_BIN/libcusafe_rt.so" "$out/bin/"
+cp -L "$CUSAFE_CUDA/lib64/libcudart.so.12" "$out/bin/"
+cp "$CUSAFE_ROOT/scripts/gpu/run-gen.sh" "$out/"
+git -C "$CUSAFE_ROOT" rev-parse HEAD > "$out/COMMIT"
+du -sh "$out"
