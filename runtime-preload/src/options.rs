@@ -45,6 +45,11 @@ pub struct Options {
     /// MiB of device memory for the device heap's arena (in-kernel `malloc`/`new`), a
     /// power of two from 2 to 4096, or 0 for none (default 64).
     pub device_heap_mb: u64,
+    /// Bytes of stack per GPU thread to set at start (`cuCtxSetLimit`), or 0 to leave
+    /// the driver's (default 0). Instrumented frames are larger, and a kernel that
+    /// recurses gets the driver's default of 1 KiB: raise it when such a kernel fails
+    /// with error 719 or 700 and no finding.
+    pub stack_size: u64,
 }
 
 impl Default for Options {
@@ -61,6 +66,7 @@ impl Default for Options {
             allocator_may_return_error: false,
             report_api_errors: false,
             device_heap_mb: cusafe_format::devheap::DEFAULT_ARENA_BYTES >> 20,
+            stack_size: 0,
         }
     }
 }
@@ -99,7 +105,7 @@ pub enum OptionError {
 }
 
 /// The option names, for error messages.
-pub const NAMES: &str = "halt_on_error, exitcode, log_path, json_path, detect_leaks, alloc_backtrace, tagging, verbosity, allocator_may_return_error, report_api_errors, device_heap_mb";
+pub const NAMES: &str = "halt_on_error, exitcode, log_path, json_path, detect_leaks, alloc_backtrace, tagging, verbosity, allocator_may_return_error, report_api_errors, device_heap_mb, stack_size";
 
 /// `s` with control characters escaped (`\n`, `\u{1b}`), so that an error stays one line.
 fn shown(s: &str) -> String {
@@ -156,6 +162,7 @@ const EXITCODE: &str = "an integer 0..=255";
 const PATH: &str = "a non-empty file path (%p is replaced by the process id)";
 const VERBOSITY: &str = "0, 1 or 2";
 const LEAKS: &str = "0, 1 or auto (0 and 1 also as false, true)";
+const STACK: &str = "0 (the driver's) or bytes of stack per GPU thread, 16 to 1048576";
 const HEAP_MB: &str = "0 (no arena) or a power of two from 2 to 4096";
 
 fn parse_bool(name: &str, v: &str) -> Result<bool, OptionError> {
@@ -232,6 +239,13 @@ impl Options {
                                     && (2..=cusafe_format::devheap::ARENA_SPAN >> 20).contains(&mb))
                         })
                         .ok_or_else(|| bad(name, v, HEAP_MB))?
+                }
+                "stack_size" => {
+                    o.stack_size = v
+                        .parse::<u64>()
+                        .ok()
+                        .filter(|&b| b == 0 || (16..=1 << 20).contains(&b))
+                        .ok_or_else(|| bad(name, v, STACK))?
                 }
                 _ => return Err(OptionError::Unknown(name.to_string())),
             }

@@ -59,6 +59,12 @@ fn detection_options() {
         let e = Options::parse(bad).unwrap_err().to_string();
         assert!(e.contains("a power of two from 2 to 4096"), "{bad}: {e}");
     }
+    assert_eq!(Options::parse("").unwrap().stack_size, 0);
+    assert_eq!(Options::parse("stack_size=4096").unwrap().stack_size, 4096);
+    for bad in ["stack_size=8", "stack_size=2097152", "stack_size=4k"] {
+        let e = Options::parse(bad).unwrap_err().to_string();
+        assert!(e.contains("bytes of stack per GPU thread"), "{bad}: {e}");
+    }
 }
 
 #[test]
@@ -73,7 +79,7 @@ fn errors_name_the_option_and_the_accepted_values() {
     assert_eq!(e, OptionError::Unknown("halt_on_eror".into()));
     assert_eq!(
         e.to_string(),
-        "CUSAFE_OPTIONS: unknown option 'halt_on_eror' (known options: halt_on_error, exitcode, log_path, json_path, detect_leaks, alloc_backtrace, tagging, verbosity, allocator_may_return_error, report_api_errors, device_heap_mb)"
+        "CUSAFE_OPTIONS: unknown option 'halt_on_eror' (known options: halt_on_error, exitcode, log_path, json_path, detect_leaks, alloc_backtrace, tagging, verbosity, allocator_may_return_error, report_api_errors, device_heap_mb, stack_size)"
     );
     assert_eq!(
         Options::parse("exitcode=300").unwrap_err().to_string(),
@@ -143,4 +149,24 @@ proptest! {
     fn parse_never_panics(s in "[a-z_=:0-9/%.]{0,40}") {
         let _ = Options::parse(&s);
     }
+}
+
+#[test]
+fn stack_size_sets_the_context_limit_at_start() {
+    let log = scratch("options-stack.log");
+    let r = run_env(
+        &["ok"],
+        "stack_size=4096",
+        &[("FAKE_CUDA_LOG", log.to_str().unwrap())],
+    );
+    assert_eq!(r.code, 0, "{r:?}");
+    let text = std::fs::read_to_string(&log).unwrap_or_default();
+    // CU_LIMIT_STACK_SIZE is 0.
+    assert!(text.contains("cuCtxSetLimit 0 4096"), "{text}");
+    // Without the option the driver's limit stays.
+    let _ = std::fs::remove_file(&log);
+    let r = run_env(&["ok"], "", &[("FAKE_CUDA_LOG", log.to_str().unwrap())]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let text = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(!text.contains("cuCtxSetLimit"), "{text}");
 }

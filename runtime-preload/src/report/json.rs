@@ -97,7 +97,9 @@ pub fn render(r: &Report, pid: u32) -> String {
 /// Why a device fault may come without a finding (the text note says the same).
 pub const FAULT_WITHOUT_FINDING: &str = "the fault is in uninstrumented code, or an access \
      reached unmapped memory through a pointer no check could judge (a wild pointer loaded \
-     from memory, a buffer freed long ago)";
+     from memory, a buffer freed long ago), or the stack overflowed (instrumented frames \
+     are larger, and a kernel that recurses gets the driver's 1 KiB per thread: try \
+     CUSAFE_OPTIONS=stack_size=4096)";
 
 /// The JSON line for a device fault (CUDA error `code`, named `name`) that came with no
 /// cusafe record: kind `cuda-error-without-finding`, with the kernels launched through a

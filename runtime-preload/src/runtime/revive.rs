@@ -88,6 +88,8 @@ impl Runtime {
         }
         h.ctx.store(ctx.raw(), Ordering::Release);
         let _ctx = ctx.enter();
+        // The reset put the context's limits back to the driver's.
+        self.apply_stack_size();
         h.writes.renew().map_err(failed)?;
         let arena = self.take_device_heap();
         let mut a = h.lock();

@@ -69,6 +69,22 @@ impl Runtime {
         rt
     }
 
+    /// Sets the stack per GPU thread of the current context to `stack_size` (when
+    /// given); says so when the driver refuses.
+    pub(super) fn apply_stack_size(&self) {
+        let bytes = self.options.stack_size;
+        if bytes == 0 {
+            return;
+        }
+        // SAFETY: sets one limit of the current context.
+        let r = unsafe { cu::cuCtxSetLimit(cu::CUlimit::CU_LIMIT_STACK_SIZE, bytes as usize) };
+        if r != cu::CUresult::CUDA_SUCCESS {
+            self.warn(&format!(
+                "CUSAFE_OPTIONS=stack_size={bytes}: the driver refused it ({r:?}); kernels keep the default stack; try a smaller value"
+            ));
+        }
+    }
+
     fn start_cuda(&mut self) -> Result<(), String> {
         if !driver_present() {
             return Err("the CUDA driver library (libcuda.so.1) cannot be loaded".into());
@@ -88,6 +104,7 @@ impl Runtime {
         }
         let s = |e: BackendError| e.to_string();
         let ctx = Context::current().map_err(s)?;
+        self.apply_stack_size();
         let device = Context::device().map_err(s)?;
         let writes = Arc::new(HeaderStream::new().map_err(s)?);
         let mut backend = VmmBackend::new(device, writes.clone()).map_err(s)?;
