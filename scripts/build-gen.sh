@@ -3,8 +3,8 @@
 #   OUT/clean   CLEAN programs, plain and cusafe at each level of OPT
 #   OUT/dead    EMI dead-code variants of the first EMI of them (plain and cusafe, OPT_EMI)
 #   OUT/live    EMI live-guard variants of the same seeds
-#   OUT/plant   PLANT programs with one planted bug each (cusafe at OPT_PLANT, plain -O2
-#               for compute-sanitizer's memcheck)
+#   OUT/plant   PLANT programs with one planted bug each (plain and cusafe at OPT_PLANT;
+#               the plain build is for compute-sanitizer's memcheck)
 #   OUT/bin     cusafe, libcusafe_rt.so, libcudart.so.12; each batch's bin/ gets the
 #               two libraries ($ORIGIN rpath)
 #   OUT/run-gen.sh, OUT/COMMIT
@@ -44,23 +44,9 @@ batch() { # name count extra-args...
 batch clean "$clean" --opt "$opt"
 batch dead "$emi" --emi dead --opt "${OPT_EMI:-2}"
 batch live "$emi" --emi live --opt "${OPT_EMI:-2}"
-# Planted: cusafe at OPT_PLANT; the plain -O2 build for memcheck comes from a second
-# build of the same seeds (same sources) into plant/bin.
-if [ "$plant" -gt 0 ]; then
-  batch plant "$plant" --plant --opt "${OPT_PLANT:-2}" --no-plain
-  "$gen" gen build -o "$out/plant-plain" --seed "$seed" --count "$plant" --per-file "$per" --jobs "$jobs" --plant --opt 2 --no-reduce >/dev/null 2>&1 || true
-  python3 - "$out/plant" "$out/plant-plain" <<'PY'
-import json, shutil, sys, os
-dst, src = sys.argv[1], sys.argv[2]
-b = json.load(open(f"{dst}/build.json"))
-for j in json.load(open(f"{src}/build.json"))["jobs"]:
-    if j["flavor"] == "plain" and j["ok"]:
-        shutil.copy(f"{src}/{j['output']}", f"{dst}/{j['output']}")
-        b["jobs"].append(j)
-json.dump(b, open(f"{dst}/build.json", "w"), indent=1)
-PY
-  rm -rf "$out/plant-plain"
-fi
+# Planted: plain and cusafe at OPT_PLANT (check runs the cusafe builds; --memcheck runs
+# compute-sanitizer on the plain one).
+batch plant "$plant" --plant --opt "${OPT_PLANT:-2}"
 cp "$gen" "$CUSAFE_BIN/libcusafe_rt.so" "$out/bin/"
 cp -L "$CUSAFE_CUDA/lib64/libcudart.so.12" "$out/bin/"
 cp "$CUSAFE_ROOT/scripts/gpu/run-gen.sh" "$out/"

@@ -275,6 +275,7 @@ fn clean(a: &CheckArgs, manifest: &Manifest, bins: &[Job], runs: &Path) -> Resul
     failing.sort();
     failing.dedup();
     save_failures(a, manifest, &failing)?;
+    let reported = !reports.is_empty();
     let summary = serde_json::json!({
         "programs": programs,
         "builds": outputs.len(),
@@ -295,9 +296,7 @@ fn clean(a: &CheckArgs, manifest: &Manifest, bins: &[Job], runs: &Path) -> Resul
         summary["reports"].as_array().map_or(0, |d| d.len()),
         failing.len()
     );
-    Ok(u8::from(
-        !failing.is_empty() || !summary["reports"].as_array().is_none_or(|r| r.is_empty()),
-    ))
+    Ok(u8::from(!failing.is_empty() || reported))
 }
 
 /// Runs again, alone, every program that failed after an earlier failure in the same
