@@ -2,7 +2,8 @@
 # Installs cusafe's own fatbinary (target/release/cusafe-fatbinary, over libnvfatbin) as
 # .toolchain/cuda/bin/fatbinary, the program clang runs, and gives the compiler driver its
 # name: cargo cannot put '+' in a binary's name, so it is built as cusafe-clangxx and
-# target/release/cusafe-clang++ is a symlink to it. Run after
+# target/release/cusafe-clang++ is a symlink to it, and so is cusafe-plain-clang++ (the
+# same driver building plain, for build systems that take only a compiler path). Run after
 # `cargo build --release -p cusafe-cli` (and scripts/setup.sh); idempotent.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -14,5 +15,8 @@ die() { printf 'cusafe link-fatbinary: error: %s\n' "$*" >&2; exit 1; }
 [ -x "$bin/cusafe-fatbinary" ] || die "$bin/cusafe-fatbinary missing: run cargo build --release -p cusafe-cli first."
 [ -d "$root/.toolchain/cuda/bin" ] || die "$root/.toolchain/cuda missing: run scripts/setup.sh first."
 ln -sfn "$bin/cusafe-fatbinary" "$root/.toolchain/cuda/bin/fatbinary"
-if [ -x "$bin/cusafe-clangxx" ]; then ln -sfn cusafe-clangxx "$bin/cusafe-clang++"; fi
+if [ -x "$bin/cusafe-clangxx" ]; then
+  ln -sfn cusafe-clangxx "$bin/cusafe-clang++"
+  ln -sfn cusafe-clangxx "$bin/cusafe-plain-clang++"
+fi
 printf 'cusafe link-fatbinary: %s -> %s\n' "$root/.toolchain/cuda/bin/fatbinary" "$bin/cusafe-fatbinary" >&2

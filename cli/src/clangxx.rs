@@ -7,7 +7,8 @@
 //! decide what to add; [`CommandLine::plan`] then builds the clang++-19 command:
 //!
 //! * CUDA inputs (`.cu`, or anything after `-x cuda`): `--cuda-path=<tree>`,
-//!   `-Wno-unknown-cuda-version`, `--cuda-gpu-arch=sm_90` when no GPU arch is given, and
+//!   `-Wno-unknown-cuda-version`, `-ffp-contract=on` ([`FP_CONTRACT`]),
+//!   `--cuda-gpu-arch=sm_90` when no GPU arch is given, and
 //!   unless `--cusafe-no-instrument`: `-Xarch_device -gline-directives-only` (device line
 //!   tables for report locations; the host compile is untouched, and a later `-g` of the
 //!   user's still wins) and `-Xarch_device -fpass-plugin=<plugin>` (both left out with
@@ -51,6 +52,12 @@ pub const LAUNCH_BOUNDS_ENV: &str = "CUSAFE_PASS_LAUNCH_BOUNDS";
 pub const COVERAGE_ENV: &str = "CUSAFE_PASS_COVERAGE";
 /// Environment variable that turns the pass's memory checks off (value "0").
 pub const CHECKS_ENV: &str = "CUSAFE_PASS_CHECKS";
+/// Floating-point contraction of CUDA compiles (plain and instrumented): `a*b+c` fused
+/// within one expression only. clang's CUDA default (`fast`) fuses across statements
+/// in the backend, where the checks' branches between a multiply and an add change
+/// what is fused: instrumented results would then differ in the last bits from plain
+/// ones. The user's own `-ffp-contract=`/`-ffast-math` comes later and wins.
+pub const FP_CONTRACT: &str = "-ffp-contract=on";
 /// Symbol of `libcusafe_fuzz.a` the link asks for (its constructor starts the fork server).
 pub const FUZZ_INIT_SYMBOL: &str = "cusafe_fuzz_init";
 /// Host coverage flag of fuzz builds.
@@ -207,9 +214,15 @@ pub enum ClangxxError {
     SharedAsan(String),
 }
 
+/// The flag for a plain build from the same command line.
+pub const NO_INSTRUMENT_FLAG: &str = "--cusafe-no-instrument";
+/// The driver's second name (a symlink): called so, it builds as with
+/// [`NO_INSTRUMENT_FLAG`].
+pub const PLAIN_NAME: &str = "cusafe-plain-clang++";
+
 /// Every `--cusafe-*` flag (`--help` says what each does).
 pub const CUSAFE_FLAGS: &[&str] = &[
-    "--cusafe-no-instrument",
+    NO_INSTRUMENT_FLAG,
     "--cusafe-stats",
     "--cusafe-recover",
     "--cusafe-no-launch-bounds",
@@ -662,6 +675,8 @@ impl CommandLine {
                 args.push(joined("--cuda-path=", tree));
             }
             args.push("-Wno-unknown-cuda-version".into());
+            // Before the user's flags, so that their -ffp-contract/-ffast-math wins.
+            args.push(FP_CONTRACT.into());
             if !self.has_gpu_arch {
                 args.push(format!("--cuda-gpu-arch={DEFAULT_GPU_ARCH}").into());
             }
@@ -1132,12 +1147,28 @@ mod tests {
         parse(words).plan(&FIXED).unwrap().display()
     }
 
-    const DEVICE: &str = "--cuda-path=/cuda -Wno-unknown-cuda-version --cuda-gpu-arch=sm_90 \
+    const DEVICE: &str = "--cuda-path=/cuda -Wno-unknown-cuda-version -ffp-contract=on \
+        --cuda-gpu-arch=sm_90 \
         -Xarch_device -gline-directives-only -Xarch_device -fpass-plugin=/cs/libcusafe_pass.so";
     const LINK: &str = "-L/cs -Wl,--push-state,--no-as-needed -lcusafe_rt -Wl,--pop-state \
         -L/cuda/lib64 -lcudart -Wl,-rpath,/cs '-Wl,-rpath,$ORIGIN' -Wl,-rpath,/cuda/lib64 \
         -Wl,--undefined=__cusafe_rt_present";
     const DEFAULTS: &str = "-Wl,--undefined=cusafe_asan_defaults /cs/libcusafe_asan_defaults.a";
+
+    #[test]
+    fn the_users_fp_contract_comes_after_ours_and_wins() {
+        for words in [
+            &["-ffp-contract=fast", "-c", "a.cu"][..],
+            &["--cusafe-no-instrument", "-ffast-math", "-c", "a.cu"][..],
+        ] {
+            let line = planned(words);
+            let ours = line.find(FP_CONTRACT).expect(&line);
+            let theirs = line.find(words[words.len() - 3]).expect(&line);
+            assert!(ours < theirs, "{line}");
+        }
+        // Host-only compiles are clang++'s own.
+        assert!(!planned(&["-c", "a.cpp"]).contains("fp-contract"));
+    }
 
     #[test]
     fn asan_cuda_build_is_host_only_and_links_the_defaults() {

@@ -22,3 +22,4 @@ pub mod pointer;
 pub mod pseudo;
 pub mod report;
 pub mod rtpage;
+pub mod stack;

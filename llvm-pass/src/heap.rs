@@ -7,13 +7,12 @@
 //! A module that allocates gets the marker [`MARKER_SYMBOL`], by which the runtime
 //! learns at a kernel's first launch that the arena must be mapped.
 
-use crate::ir::{callee, instructions, name, Ir, AS_GLOBAL};
+use crate::ir::{callee, instructions, name, Ir};
 use crate::sites::Sites;
 use cusafe_format::devheap::MARKER_SYMBOL;
 use llvm_sys::core::*;
 use llvm_sys::debuginfo::{LLVMInstructionGetDebugLoc, LLVMInstructionSetDebugLoc};
 use llvm_sys::prelude::*;
-use llvm_sys::LLVMLinkage;
 
 /// device-rt's `malloc`: an arena block, or the real `malloc`'s when the arena cannot
 /// serve the size.
@@ -92,7 +91,7 @@ pub fn instrument(ir: &Ir, functions: &[LLVMValueRef], sites: &mut Sites) -> Rew
         }
     }
     if done.mallocs > 0 {
-        mark(ir);
+        ir.mark(MARKER_SYMBOL);
     }
     done
 }
@@ -106,19 +105,4 @@ fn declare(
 ) -> (LLVMValueRef, LLVMTypeRef) {
     let ty = unsafe { LLVMFunctionType(ret, params.as_mut_ptr(), params.len() as u32, 0) };
     (ir.declare(name, ty), ty)
-}
-
-/// The module's marker: a visible `.global` byte, weak so that modules linked together
-/// (`-fgpu-rdc`) share one.
-fn mark(ir: &Ir) {
-    let name = std::ffi::CString::new(MARKER_SYMBOL).expect("no NUL");
-    unsafe {
-        if !LLVMGetNamedGlobal(ir.module, name.as_ptr()).is_null() {
-            return;
-        }
-        let g = LLVMAddGlobalInAddressSpace(ir.module, ir.i8, name.as_ptr(), AS_GLOBAL);
-        LLVMSetInitializer(g, LLVMConstInt(ir.i8, 1, 0));
-        LLVMSetGlobalConstant(g, 1);
-        LLVMSetLinkage(g, LLVMLinkage::LLVMWeakODRLinkage);
-    }
 }

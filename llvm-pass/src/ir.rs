@@ -103,6 +103,22 @@ impl Ir {
         }
     }
 
+    /// Gives the module the marker `symbol` (by which the runtime learns something of
+    /// it at a kernel's first launch): a visible `.global` byte, weak so that modules
+    /// linked together (`-fgpu-rdc`) share one.
+    pub fn mark(&self, symbol: &str) {
+        let name = std::ffi::CString::new(symbol).expect("no NUL in a marker's name");
+        unsafe {
+            if !LLVMGetNamedGlobal(self.module, name.as_ptr()).is_null() {
+                return;
+            }
+            let g = LLVMAddGlobalInAddressSpace(self.module, self.i8, name.as_ptr(), AS_GLOBAL);
+            LLVMSetInitializer(g, LLVMConstInt(self.i8, 1, 0));
+            LLVMSetGlobalConstant(g, 1);
+            LLVMSetLinkage(g, llvm_sys::LLVMLinkage::LLVMWeakODRLinkage);
+        }
+    }
+
     /// Positions the builder right before `inst`.
     pub fn at(&self, inst: LLVMValueRef) {
         unsafe { LLVMPositionBuilderBefore(self.b, inst) };

@@ -35,6 +35,7 @@ mod range;
 mod remat;
 mod shared;
 mod sites;
+mod stack;
 mod stats;
 mod stride;
 mod strip;
@@ -152,6 +153,9 @@ fn instrument_module(ir: &Ir, coverage: Option<coverage::Mode>) -> Result<(), St
     let windows = launch::windows(ir, &kernels);
     let mut sites = sites::Sites::default();
     heap::instrument(ir, &functions, &mut sites);
+    if stack::dynamic(&functions) {
+        ir.mark(cusafe_format::stack::MARKER_SYMBOL);
+    }
     let mut replaced = check::Replaced::new();
     let mut tagged_locals = 0;
     let mut scoped = std::collections::HashSet::new();

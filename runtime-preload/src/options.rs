@@ -24,7 +24,9 @@ pub struct Options {
     /// Which blocks still allocated at exit are listed as leaks (default
     /// [`LeakCheck::Auto`]).
     pub detect_leaks: LeakCheck,
-    /// Record a backtrace at every allocation and free (default `false`; slow).
+    /// Record a backtrace at every allocation and free, so that reports say where the
+    /// buffer came from (default `true`; measured on an H100: a cudaMalloc+cudaFree pair
+    /// 24 calls deep takes 32 µs with it, 4 µs without, and 94 µs plain).
     pub alloc_backtrace: bool,
     /// Tag allocations (default `true`). `false`: cudaMalloc & co. return untagged
     /// memory (no bounds on it, device or API), while the runtime page, device reports
@@ -45,11 +47,8 @@ pub struct Options {
     /// MiB of device memory for the device heap's arena (in-kernel `malloc`/`new`), a
     /// power of two from 2 to 4096, or 0 for none (default 64).
     pub device_heap_mb: u64,
-    /// Bytes of stack per GPU thread to set at start (`cuCtxSetLimit`), or 0 to leave
-    /// the driver's (default 0). Instrumented frames are larger, and a kernel that
-    /// recurses gets the driver's default of 1 KiB: raise it when such a kernel fails
-    /// with error 719 or 700 and no finding.
-    pub stack_size: u64,
+    /// The stack per GPU thread (`cuCtxSetLimit`; default [`StackSize::Auto`]).
+    pub stack_size: StackSize,
 }
 
 impl Default for Options {
@@ -60,15 +59,29 @@ impl Default for Options {
             log_path: None,
             json_path: None,
             detect_leaks: LeakCheck::Auto,
-            alloc_backtrace: false,
+            alloc_backtrace: true,
             tagging: true,
             verbosity: 0,
             allocator_may_return_error: false,
             report_api_errors: false,
             device_heap_mb: cusafe_format::devheap::DEFAULT_ARENA_BYTES >> 20,
-            stack_size: 0,
+            stack_size: StackSize::Auto,
         }
     }
+}
+
+/// The stack per GPU thread (`stack_size`). Instrumented frames are larger than plain
+/// ones, and a kernel that recurses or calls through a pointer gets the context's
+/// limit (the driver's default is 1 KiB), not what ptxas computed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StackSize {
+    /// `auto`: at the first launch of a kernel whose module the pass marked (recursion
+    /// or indirect calls), the limit is multiplied by `cusafe_format::stack::SCALE`.
+    Auto,
+    /// `0`: the limit is left as the program and the driver set it.
+    Driver,
+    /// Bytes set at start and after a reset (16 to 1 MiB).
+    Bytes(u64),
 }
 
 /// The leak check at exit (`detect_leaks`).
@@ -162,7 +175,7 @@ const EXITCODE: &str = "an integer 0..=255";
 const PATH: &str = "a non-empty file path (%p is replaced by the process id)";
 const VERBOSITY: &str = "0, 1 or 2";
 const LEAKS: &str = "0, 1 or auto (0 and 1 also as false, true)";
-const STACK: &str = "0 (the driver's) or bytes of stack per GPU thread, 16 to 1048576";
+const STACK: &str = "auto, 0 (leave the driver's) or bytes of stack per GPU thread, 16 to 1048576";
 const HEAP_MB: &str = "0 (no arena) or a power of two from 2 to 4096";
 
 fn parse_bool(name: &str, v: &str) -> Result<bool, OptionError> {
@@ -241,11 +254,16 @@ impl Options {
                         .ok_or_else(|| bad(name, v, HEAP_MB))?
                 }
                 "stack_size" => {
-                    o.stack_size = v
-                        .parse::<u64>()
-                        .ok()
-                        .filter(|&b| b == 0 || (16..=1 << 20).contains(&b))
-                        .ok_or_else(|| bad(name, v, STACK))?
+                    o.stack_size = match v {
+                        "auto" => StackSize::Auto,
+                        "0" => StackSize::Driver,
+                        _ => v
+                            .parse::<u64>()
+                            .ok()
+                            .filter(|b| (16..=1 << 20).contains(b))
+                            .map(StackSize::Bytes)
+                            .ok_or_else(|| bad(name, v, STACK))?,
+                    }
                 }
                 _ => return Err(OptionError::Unknown(name.to_string())),
             }

@@ -3,14 +3,15 @@
 mod common;
 use common::*;
 
-use cusafe_rt::options::{expand_path, LeakCheck, OptionError, Options};
+use cusafe_rt::options::{expand_path, LeakCheck, OptionError, Options, StackSize};
 use proptest::prelude::*;
 
 #[test]
 fn defaults() {
     let o = Options::parse("").unwrap();
     assert_eq!(o, Options::default());
-    assert!(o.halt_on_error && !o.alloc_backtrace && o.tagging);
+    assert!(o.halt_on_error && o.alloc_backtrace && o.tagging);
+    assert!(!Options::parse("alloc_backtrace=0").unwrap().alloc_backtrace);
     assert_eq!(o.detect_leaks, LeakCheck::Auto);
     assert!(!Options::parse("tagging=0").unwrap().tagging);
     assert_eq!((o.exitcode, o.verbosity), (1, 0));
@@ -59,9 +60,25 @@ fn detection_options() {
         let e = Options::parse(bad).unwrap_err().to_string();
         assert!(e.contains("a power of two from 2 to 4096"), "{bad}: {e}");
     }
-    assert_eq!(Options::parse("").unwrap().stack_size, 0);
-    assert_eq!(Options::parse("stack_size=4096").unwrap().stack_size, 4096);
-    for bad in ["stack_size=8", "stack_size=2097152", "stack_size=4k"] {
+    assert_eq!(Options::parse("").unwrap().stack_size, StackSize::Auto);
+    assert_eq!(
+        Options::parse("stack_size=4096").unwrap().stack_size,
+        StackSize::Bytes(4096)
+    );
+    assert_eq!(
+        Options::parse("stack_size=0").unwrap().stack_size,
+        StackSize::Driver
+    );
+    assert_eq!(
+        Options::parse("stack_size=auto").unwrap().stack_size,
+        StackSize::Auto
+    );
+    for bad in [
+        "stack_size=8",
+        "stack_size=2097152",
+        "stack_size=4k",
+        "stack_size=Auto",
+    ] {
         let e = Options::parse(bad).unwrap_err().to_string();
         assert!(e.contains("bytes of stack per GPU thread"), "{bad}: {e}");
     }
@@ -169,4 +186,37 @@ fn stack_size_sets_the_context_limit_at_start() {
     assert_eq!(r.code, 0, "{r:?}");
     let text = std::fs::read_to_string(&log).unwrap_or_default();
     assert!(!text.contains("cuCtxSetLimit"), "{text}");
+}
+
+/// The `cuCtxSetLimit` lines of the fake driver's log for scenario `stack`, with
+/// `options` and every module marked (or not) for its dynamic stack; `|` marks the reset.
+fn stack_limits(options: &str, marked: bool) -> String {
+    let log = scratch(&format!("options-stack-{marked}-{options}.log"));
+    let mut env = vec![("FAKE_CUDA_LOG", log.to_str().unwrap())];
+    if marked {
+        env.push(("FAKE_CUDA_DYNAMIC_STACK", "1"));
+    }
+    let r = run_env(&["stack"], options, &env);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stdout.contains("stack done"), "{r:?}");
+    let text = std::fs::read_to_string(&log).unwrap_or_default();
+    text.lines()
+        .filter_map(|l| match l {
+            "scenario: reset" => Some("|"),
+            _ => l.strip_prefix("cuCtxSetLimit 0 "),
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[test]
+fn a_module_the_driver_cannot_size_raises_the_stack_once_per_context() {
+    // Default (auto): the first launch multiplies the driver's 1 KiB by 4, the second
+    // launch changes nothing, and after the reset the first launch raises it again.
+    assert_eq!(stack_limits("", true), "4096 | 4096");
+    // Unmarked modules keep the driver's limit.
+    assert_eq!(stack_limits("", false), "|");
+    // 0 leaves the limit alone; a size is set at start and after the reset, and wins.
+    assert_eq!(stack_limits("stack_size=0", true), "|");
+    assert_eq!(stack_limits("stack_size=2048", true), "2048 | 2048");
 }

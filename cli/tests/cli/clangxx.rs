@@ -58,7 +58,8 @@ fn instrumented_build_command() {
     let cuda = tc.cuda.display();
     let rt = rt_dir(&tc);
     let expected = format!(
-        "{clang} --cuda-path={cuda} -Wno-unknown-cuda-version --cuda-gpu-arch=sm_90 \
+        "{clang} --cuda-path={cuda} -Wno-unknown-cuda-version -ffp-contract=on \
+         --cuda-gpu-arch=sm_90 \
          -Xarch_device -gline-directives-only -Xarch_device -fpass-plugin={plugin} \
          -O2 -g a.cu b.cu -o app -L{rt} -Wl,--push-state,--no-as-needed -lcusafe_rt \
          -Wl,--pop-state -L{cuda}/lib64 -lcudart \
@@ -79,7 +80,8 @@ fn asan_build_command_is_host_only_with_the_defaults() {
     let cuda = tc.cuda.display();
     let rt = rt_dir(&tc);
     let expected = format!(
-        "{clang} --cuda-path={cuda} -Wno-unknown-cuda-version --cuda-gpu-arch=sm_90 \
+        "{clang} --cuda-path={cuda} -Wno-unknown-cuda-version -ffp-contract=on \
+         --cuda-gpu-arch=sm_90 \
          -Xarch_device -gline-directives-only -Xarch_device -fpass-plugin={plugin} \
          -Xarch_host -fsanitize=address,undefined -O1 -g a.cu -o app -L{rt} \
          -Wl,--push-state,--no-as-needed -lcusafe_rt -Wl,--pop-state -L{cuda}/lib64 -lcudart \
@@ -122,7 +124,8 @@ fn no_instrument_is_the_plain_build() {
     let tc = FakeToolchain::new("plain");
     let cuda = tc.cuda.display();
     let expected = format!(
-        "{clang} --cuda-path={cuda} -Wno-unknown-cuda-version --cuda-gpu-arch=sm_90 \
+        "{clang} --cuda-path={cuda} -Wno-unknown-cuda-version -ffp-contract=on \
+         --cuda-gpu-arch=sm_90 \
          -O2 a.cu -o app -L{cuda}/lib64 -lcudart '-Wl,-rpath,$ORIGIN' -Wl,-rpath,{cuda}/lib64",
         clang = tc.clang.display(),
     );
@@ -130,6 +133,24 @@ fn no_instrument_is_the_plain_build() {
         printed(&tc, &["--cusafe-no-instrument", "-O2", "a.cu", "-o", "app"]),
         expected
     );
+}
+
+#[test]
+fn called_as_cusafe_plain_clangxx_it_builds_plain() {
+    let tc = FakeToolchain::new("plainname");
+    let dir = TempDir::new("plainname");
+    let plain = dir.path().join("cusafe-plain-clang++");
+    std::os::unix::fs::symlink(BIN, &plain).unwrap();
+    let mut cmd = tool(plain.to_str().unwrap());
+    tc.apply(&mut cmd);
+    let (code, stdout, stderr) =
+        output(cmd.args(["--cusafe-print-command", "-O2", "a.cu", "-o", "app"]));
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        stdout.trim_end(),
+        printed(&tc, &["--cusafe-no-instrument", "-O2", "a.cu", "-o", "app"])
+    );
+    assert!(!stdout.contains("cusafe_rt"), "{stdout}");
 }
 
 #[test]

@@ -62,6 +62,12 @@ pub fn allocates(f: cu::CUfunction) -> Result<bool, String> {
     module_global(f, MARKER_SYMBOL).map(|g| g.is_some())
 }
 
+/// Whether the module of kernel `f` recurses or calls through pointers (the pass's
+/// `cusafe_format::stack::MARKER_SYMBOL`): the driver cannot size its stack.
+pub fn dynamic_stack(f: cu::CUfunction) -> Result<bool, String> {
+    module_global(f, cusafe_format::stack::MARKER_SYMBOL).map(|g| g.is_some())
+}
+
 /// The size of the device global `symbol` in the module of kernel `f`, `None` when the
 /// module has no such global.
 fn module_global(f: cu::CUfunction, symbol: &str) -> Result<Option<usize>, String> {

@@ -72,19 +72,25 @@ pub fn to_value(r: &Report, pid: u32) -> Value {
             "size": b.block.size,
             "offset": b.offset,
             "freed": b.block.freed,
+            "alloc_site": b.block.alloc_site.as_deref().map(frames),
+            "free_site": b.block.free_site.as_deref().map(frames),
         })),
         "detail": r.detail,
-        "call_site": r.call_site.as_ref().map(|bt| {
-            site::program_frames(&site::parse(&bt.to_string()))
-                .iter()
-                .map(|f| match &f.location {
-                    Some(loc) => format!("{} at {loc}", f.function),
-                    None => f.function.clone(),
-                })
-                .collect::<Vec<_>>()
-        }),
+        "call_site": r.call_site.as_deref().map(frames),
         "hint": r.kind.hint(),
     })
+}
+
+/// The program's frames of a backtrace, innermost first: `function at file:line:col`,
+/// or the function alone where the location is unknown.
+fn frames(bt: &std::backtrace::Backtrace) -> Vec<String> {
+    site::program_frames(&site::parse(&bt.to_string()))
+        .iter()
+        .map(|f| match &f.location {
+            Some(loc) => format!("{} at {loc}", f.function),
+            None => f.function.clone(),
+        })
+        .collect()
 }
 
 /// The report as one line of JSON, newline included.
@@ -98,8 +104,9 @@ pub fn render(r: &Report, pid: u32) -> String {
 pub const FAULT_WITHOUT_FINDING: &str = "the fault is in uninstrumented code, or an access \
      reached unmapped memory through a pointer no check could judge (a wild pointer loaded \
      from memory, a buffer freed long ago), or the stack overflowed (instrumented frames \
-     are larger, and a kernel that recurses gets the driver's 1 KiB per thread: try \
-     CUSAFE_OPTIONS=stack_size=4096)";
+     are larger; a kernel that recurses or calls through pointers gets the context's \
+     limit, which cusafe multiplies by 4 at its first launch: give more with \
+     CUSAFE_OPTIONS=stack_size=BYTES, e.g. 16384)";
 
 /// The JSON line for a device fault (CUDA error `code`, named `name`) that came with no
 /// cusafe record: kind `cuda-error-without-finding`, with the kernels launched through a

@@ -42,6 +42,7 @@ mod findings;
 pub(crate) mod fuzz;
 mod leaks;
 mod revive;
+mod stack;
 mod start;
 mod windows;
 
@@ -187,6 +188,9 @@ pub(crate) struct Runtime {
     /// it serves, or `None` when it could not be mapped (outer `None`: not tried since
     /// the start or the last reset).
     device_heap: Mutex<Option<Option<devheap::Arena>>>,
+    /// The stack limit was raised for a kernel the driver cannot size (since the start
+    /// or the last reset; `stack_size=auto`).
+    stack_raised: AtomicBool,
     /// Held while the device side is set up again after a reset.
     revive_lock: Mutex<()>,
     /// Setting up again after a reset failed (said once): tagging stays off.

@@ -89,7 +89,7 @@ impl Runtime {
         h.ctx.store(ctx.raw(), Ordering::Release);
         let _ctx = ctx.enter();
         // The reset put the context's limits back to the driver's.
-        self.apply_stack_size();
+        self.stack_after_reset();
         h.writes.renew().map_err(failed)?;
         let arena = self.take_device_heap();
         let mut a = h.lock();

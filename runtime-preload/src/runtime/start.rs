@@ -49,6 +49,7 @@ impl Runtime {
             kept: Default::default(),
             device_heap: Default::default(),
             unsynced: Default::default(),
+            stack_raised: AtomicBool::new(false),
             revive_lock: Mutex::new(()),
             revive_failed: AtomicBool::new(false),
         };
@@ -67,22 +68,6 @@ impl Runtime {
             libc::pthread_atfork(None, None, Some(forked_child as unsafe extern "C" fn()));
         }
         rt
-    }
-
-    /// Sets the stack per GPU thread of the current context to `stack_size` (when
-    /// given); says so when the driver refuses.
-    pub(super) fn apply_stack_size(&self) {
-        let bytes = self.options.stack_size;
-        if bytes == 0 {
-            return;
-        }
-        // SAFETY: sets one limit of the current context.
-        let r = unsafe { cu::cuCtxSetLimit(cu::CUlimit::CU_LIMIT_STACK_SIZE, bytes as usize) };
-        if r != cu::CUresult::CUDA_SUCCESS {
-            self.warn(&format!(
-                "CUSAFE_OPTIONS=stack_size={bytes}: the driver refused it ({r:?}); kernels keep the default stack; try a smaller value"
-            ));
-        }
     }
 
     fn start_cuda(&mut self) -> Result<(), String> {

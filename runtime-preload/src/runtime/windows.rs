@@ -57,6 +57,9 @@ struct Learnt {
     layout: Option<Arc<Layout>>,
     /// Whether its module allocates in device code (needs the device heap's arena).
     allocates: bool,
+    /// Whether its module recurses or calls through pointers (its stack is the
+    /// context's limit).
+    dynamic_stack: bool,
 }
 
 /// What is known of the kernels launched so far.
@@ -159,9 +162,12 @@ impl Runtime {
     fn layout(&self, kernel: Kernel) -> Result<Option<Arc<Layout>>, CudaError> {
         let mut cache = self.layouts.0.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(l) = cache.get(&kernel) {
+            // Both made again at the first launch after a reset.
             if l.allocates {
-                // Made again at the first launch after a reset.
                 self.ensure_device_heap();
+            }
+            if l.dynamic_stack {
+                self.ensure_dynamic_stack();
             }
             return Ok(l.layout.clone());
         }
@@ -183,6 +189,10 @@ impl Runtime {
         if allocates {
             self.ensure_device_heap();
         }
+        let dynamic_stack = kernels::dynamic_stack(f).unwrap_or(false);
+        if dynamic_stack {
+            self.ensure_dynamic_stack();
+        }
         let learnt = kernels::name_of(f).and_then(|name| {
             kernels::layout_of(f, &name)
                 .map(|l| (name.clone(), l))
@@ -197,6 +207,7 @@ impl Runtime {
                         name: name.into(),
                         layout: l.clone(),
                         allocates,
+                        dynamic_stack,
                     },
                 );
                 Ok(l)
