@@ -234,3 +234,28 @@ fn a_kernel_whose_parameters_do_not_match_its_marker_is_not_launched() {
         ],
     );
 }
+
+#[test]
+fn a_launch_refused_for_its_registers_names_the_kernel_and_the_fixes_once() {
+    let r = run_env(
+        &["windows", "resources"],
+        "detect_leaks=0",
+        &[("FAKE_CUDA_MAX_THREADS", "512")],
+    );
+    // The program still gets the error (701) from both launches.
+    assert_eq!(r.stdout.matches("launch: 701\n").count(), 2, "{r:?}");
+    assert_has(
+        &r.stderr,
+        &[
+            "cusafe: error: kernel windows(int*, int, int*, float*) could not launch: too many resources requested for launch (CUDA error 701)",
+            "uses 128 registers per thread, so a block can have at most 512 threads; this launch asks for 1024",
+            "__launch_bounds__(1024)",
+            "-maxrregcount=64",
+        ],
+    );
+    assert_eq!(r.stderr.matches("could not launch").count(), 1, "{r:?}");
+    // Blocks that fit launch as before, without the message.
+    let r = run(&["windows", "resources"], "detect_leaks=0");
+    assert_eq!(r.stdout.matches("launch: 0\n").count(), 2, "{r:?}");
+    assert!(!r.stderr.contains("could not launch"), "{r:?}");
+}

@@ -13,12 +13,14 @@ use crate::runtime::{self, Kernel};
 /// `cudaStreamPerThread`: what a null stream means to a `_ptsz` launch.
 const PER_THREAD: usize = 2;
 
-/// Launches `kernel` on `stream` through `call`, given the argument array to pass.
+/// Launches `kernel` on `stream` with `threads` per block through `call`, given the
+/// argument array to pass.
 pub(super) fn launch(
     api: &'static str,
     kernel: Kernel,
     args: *mut *mut c_void,
     stream: usize,
+    threads: u64,
     call: impl FnOnce(*mut *mut c_void) -> CudaError,
 ) -> CudaError {
     let Some(rt) = runtime::get() else {
@@ -31,7 +33,15 @@ pub(super) fn launch(
         Ok(Some(mut w)) => call(w.as_ptr()),
     };
     rt.launched(kernel);
+    if e as u32 == runtime::OUT_OF_RESOURCES {
+        rt.launch_out_of_resources(kernel, threads);
+    }
     polled(api, e)
+}
+
+/// Threads in a block of `block`.
+pub(super) fn threads(block: Dim3) -> u64 {
+    u64::from(block.x) * u64::from(block.y) * u64::from(block.z)
 }
 
 fn ptsz(stream: Stream) -> usize {
@@ -54,7 +64,7 @@ macro_rules! classic_launch {
             shared_mem: usize,
             stream: Stream,
         ) -> CudaError {
-            launch(stringify!($name), Kernel::Stub(func as usize), args, $stream(stream), |a| unsafe {
+            launch(stringify!($name), Kernel::Stub(func as usize), args, $stream(stream), threads(block), |a| unsafe {
                 real().$name(func, grid, block, a, shared_mem, stream)
             })
         }
@@ -76,12 +86,14 @@ pub unsafe extern "C" fn cudaLaunchKernelExC(
     args: *mut *mut c_void,
 ) -> CudaError {
     // SAFETY: the program passes a valid configuration (a null one reaches the real call).
-    let stream = unsafe { config.as_ref() }.map_or(0, |c| c.stream as usize);
+    let (stream, block) =
+        unsafe { config.as_ref() }.map_or((0, 0), |c| (c.stream as usize, threads(c.block)));
     launch(
         "cudaLaunchKernelExC",
         Kernel::Stub(func as usize),
         args,
         stream,
+        block,
         |a| unsafe { real().cudaLaunchKernelExC(config, func, a) },
     )
 }
@@ -94,12 +106,14 @@ pub unsafe extern "C" fn cudaLaunchKernelExC_ptsz(
     args: *mut *mut c_void,
 ) -> CudaError {
     // SAFETY: as in `cudaLaunchKernelExC`.
-    let stream = unsafe { config.as_ref() }.map_or(PER_THREAD, |c| ptsz(c.stream));
+    let (stream, block) =
+        unsafe { config.as_ref() }.map_or((PER_THREAD, 0), |c| (ptsz(c.stream), threads(c.block)));
     launch(
         "cudaLaunchKernelExC_ptsz",
         Kernel::Stub(func as usize),
         args,
         stream,
+        block,
         |a| unsafe { real().cudaLaunchKernelExC_ptsz(config, func, a) },
     )
 }

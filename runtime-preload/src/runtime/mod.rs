@@ -41,11 +41,13 @@ mod devheap;
 mod findings;
 pub(crate) mod fuzz;
 mod leaks;
+mod resources;
 mod revive;
 mod stack;
 mod start;
 mod windows;
 
+pub(crate) use resources::OUT_OF_RESOURCES;
 pub(crate) use windows::Kernel;
 
 /// Pitch alignment of `cudaMallocPitch`/`cudaMalloc3D` rows at least (what the real

@@ -171,20 +171,10 @@ impl Runtime {
             }
             return Ok(l.layout.clone());
         }
-        let f = match kernel {
-            Kernel::Function(f) => f as cu::CUfunction,
-            Kernel::Stub(stub) => {
-                let mut f = std::ptr::null_mut();
-                // SAFETY: writes one handle; `stub` is what the program launches.
-                let e = unsafe { real().cudaGetFuncBySymbol(&mut f, stub as *const c_void) };
-                if e != SUCCESS {
-                    // Not a kernel the runtime knows: the real launch says so.
-                    return Ok(None);
-                }
-                f as cu::CUfunction
-            }
+        // Not a kernel the runtime knows: the real launch says so.
+        let Some(f) = function(kernel) else {
+            return Ok(None);
         };
-        let f = kernels::function_of(f);
         let allocates = kernels::allocates(f).unwrap_or(false);
         if allocates {
             self.ensure_device_heap();
@@ -228,6 +218,23 @@ impl Runtime {
              or with --cusafe-no-launch-bounds so that it takes no bounds at launch\n"
         ));
     }
+}
+
+/// The driver's function behind `kernel`; `None` for a stub cudart does not know.
+pub(super) fn function(kernel: Kernel) -> Option<cu::CUfunction> {
+    let f = match kernel {
+        Kernel::Function(f) => f as cu::CUfunction,
+        Kernel::Stub(stub) => {
+            let mut f = std::ptr::null_mut();
+            // SAFETY: writes one handle; `stub` is what the program launches.
+            let e = unsafe { real().cudaGetFuncBySymbol(&mut f, stub as *const c_void) };
+            if e != SUCCESS {
+                return None;
+            }
+            f as cu::CUfunction
+        }
+    };
+    Some(kernels::function_of(f))
 }
 
 #[cfg(test)]

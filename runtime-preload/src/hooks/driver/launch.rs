@@ -20,21 +20,35 @@ pub type Config = cu::CUlaunchConfig;
 /// `CUDA_ERROR_INVALID_VALUE`: a launch the hook refused (it said why).
 const REFUSED: CuResult = 1;
 
-/// Launches `f` on `stream` through `go` (given the argument array to pass).
+/// Launches `f` on `stream` with `threads` per block through `go` (given the argument
+/// array to pass).
 fn driver_launch(
     api: &'static str,
     f: Func,
     params: *mut *mut c_void,
     stream: usize,
+    threads: u64,
     go: impl FnOnce(*mut *mut c_void) -> CuResult,
 ) -> CuResult {
     let mut result = None;
-    launch(api, Kernel::Function(f as usize), params, stream, |a| {
-        let r = go(a);
-        result = Some(r);
-        r
-    });
+    launch(
+        api,
+        Kernel::Function(f as usize),
+        params,
+        stream,
+        threads,
+        |a| {
+            let r = go(a);
+            result = Some(r);
+            r
+        },
+    );
     result.unwrap_or(REFUSED)
+}
+
+/// Threads in a block of `x` × `y` × `z`.
+fn block(x: c_uint, y: c_uint, z: c_uint) -> u64 {
+    u64::from(x) * u64::from(y) * u64::from(z)
 }
 
 /// `cuLaunchKernel` (and `_ptsz`).
@@ -65,10 +79,18 @@ pub(super) unsafe fn classic(
     params: *mut *mut c_void,
     extra: *mut *mut c_void,
 ) -> CuResult {
-    driver_launch(call.api, f, params, call.stream(stream), |a| unsafe {
-        // SAFETY: the caller's arguments, with the windowed argument array.
-        real(f, gx, gy, gz, bx, by, bz, shared, stream, a, extra)
-    })
+    let threads = block(bx, by, bz);
+    driver_launch(
+        call.api,
+        f,
+        params,
+        call.stream(stream),
+        threads,
+        |a| unsafe {
+            // SAFETY: the caller's arguments, with the windowed argument array.
+            real(f, gx, gy, gz, bx, by, bz, shared, stream, a, extra)
+        },
+    )
 }
 
 /// `cuLaunchCooperativeKernel` (and `_ptsz`).
@@ -97,10 +119,18 @@ pub(super) unsafe fn cooperative(
     stream: Stream,
     params: *mut *mut c_void,
 ) -> CuResult {
-    driver_launch(call.api, f, params, call.stream(stream), |a| unsafe {
-        // SAFETY: the caller's arguments, with the windowed argument array.
-        real(f, gx, gy, gz, bx, by, bz, shared, stream, a)
-    })
+    let threads = block(bx, by, bz);
+    driver_launch(
+        call.api,
+        f,
+        params,
+        call.stream(stream),
+        threads,
+        |a| unsafe {
+            // SAFETY: the caller's arguments, with the windowed argument array.
+            real(f, gx, gy, gz, bx, by, bz, shared, stream, a)
+        },
+    )
 }
 
 /// `cuLaunchKernelEx` (and `_ptsz`).
@@ -113,9 +143,21 @@ pub(super) unsafe fn ex(
     extra: *mut *mut c_void,
 ) -> CuResult {
     // SAFETY: the program passes a valid configuration (a null one reaches the real call).
-    let stream = unsafe { config.as_ref() }.map_or(std::ptr::null_mut(), |c| c.hStream.cast());
-    driver_launch(call.api, f, params, call.stream(stream), |a| unsafe {
-        // SAFETY: the caller's arguments, with the windowed argument array.
-        real(config, f, a, extra)
-    })
+    let (stream, threads) = unsafe { config.as_ref() }.map_or((std::ptr::null_mut(), 0), |c| {
+        (
+            c.hStream.cast(),
+            block(c.blockDimX, c.blockDimY, c.blockDimZ),
+        )
+    });
+    driver_launch(
+        call.api,
+        f,
+        params,
+        call.stream(stream),
+        threads,
+        |a| unsafe {
+            // SAFETY: the caller's arguments, with the windowed argument array.
+            real(config, f, a, extra)
+        },
+    )
 }
