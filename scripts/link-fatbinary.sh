@@ -15,6 +15,9 @@ die() { printf 'cusafe link-fatbinary: error: %s\n' "$*" >&2; exit 1; }
 [ -x "$bin/cusafe-fatbinary" ] || die "$bin/cusafe-fatbinary missing: run cargo build --release -p cusafe-cli first."
 [ -d "$root/.toolchain/cuda/bin" ] || die "$root/.toolchain/cuda missing: run scripts/setup.sh first."
 ln -sfn "$bin/cusafe-fatbinary" "$root/.toolchain/cuda/bin/fatbinary"
+# The tree's nvcc is cusafe-nvcc: CMake's clang CUDA support finds the toolkit by its
+# nvcc (-DCUDAToolkit_ROOT=<tree>, or the tree's bin/ on PATH) and asks it the version.
+if [ -x "$bin/cusafe-nvcc" ]; then ln -sfn "$bin/cusafe-nvcc" "$root/.toolchain/cuda/bin/nvcc"; fi
 if [ -x "$bin/cusafe-clangxx" ]; then
   ln -sfn cusafe-clangxx "$bin/cusafe-clang++"
   ln -sfn cusafe-clangxx "$bin/cusafe-plain-clang++"

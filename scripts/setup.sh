@@ -10,7 +10,8 @@ say() { printf 'cusafe setup: %s\n' "$*" >&2; }
 die() { say "error: $*"; exit 1; }
 
 # 1. LLVM/clang 19 from apt.
-llvm_pkgs=(llvm-19-dev clang-19 libclang-19-dev llvm-19-tools llvm-19)
+# cmake: Debian's (3.25), for the CMake test of cusafe-clang++ (scripts/build-cmake.sh).
+llvm_pkgs=(llvm-19-dev clang-19 libclang-19-dev llvm-19-tools llvm-19 cmake)
 missing=()
 for p in "${llvm_pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
@@ -52,4 +53,14 @@ ln -sfn "$nv/cuda_runtime/lib/libcudart.so.12" "$cuda/lib64/libcudart.so.12"
 ln -sfn libcudart.so.12 "$cuda/lib64/libcudart.so"
 ln -sfn "$nv/nvfatbin/lib/libnvfatbin.so.12" "$cuda/lib64/libnvfatbin.so.12"
 # Our fatbinary (built by cargo as cusafe-fatbinary) is linked in by scripts/build.sh.
+
+# 4. A current CMake from PyPI (besides Debian's), for scripts/build-cmake.sh.
+cmake_py="$tc/cmake"
+if [ ! -f "$cmake_py/.cusafe-stamp-4.2.0" ]; then
+  say "installing CMake 4.2.0 from PyPI into $cmake_py"
+  rm -rf "$cmake_py"; mkdir -p "$cmake_py"
+  python3 -m pip install -q --no-deps --target "$cmake_py" cmake==4.2.0 \
+    || die "pip install cmake==4.2.0 failed: check access to PyPI (or set PIP_INDEX_URL)."
+  touch "$cmake_py/.cusafe-stamp-4.2.0"
+fi
 say "toolchain ready in $tc"

@@ -22,6 +22,8 @@ step "security suite: manifest agrees with the programs; all compile with cusafe
 scripts/build-examples.sh "$CUSAFE_ROOT/build/suite" security-suite/programs
 step "perf suite compiles three ways (plain, cusafe, check elimination off; verifier on)"
 scripts/build-perf.sh "$CUSAFE_ROOT/build/perf"
+step "security suite and perf suite build through cusafe-nvcc (nvcc command lines: -arch/-gencode, -lineinfo, -Xcompiler, -MMD, -c + link)"
+scripts/build-nvcc.sh "$CUSAFE_ROOT/build/nvcc"
 step "fuzz targets compile five ways (fuzz, no device edges, warp edges, coverage only, fixed)"
 CUSAFE_FUZZ_TAR=0 scripts/build-fuzz.sh "$CUSAFE_ROOT/build/fuzz"
 step "host ASan + cusafe programs compile (-fsanitize=address; run on a GPU with scripts/gpu/run-asan.sh)"
@@ -30,6 +32,8 @@ step "runtime stress program compiles plain and with cusafe-clang++ (run on a GP
 scripts/build-stress.sh "$CUSAFE_ROOT/build/stress"
 step "bad-input programs compile (run on a GPU with scripts/gpu/run-badinput.sh)"
 scripts/build-badinput.sh "$CUSAFE_ROOT/build/badinput"
+step "CMake: a CUDA project (library + executable, CUDA::cudart) configures and builds with cusafe-clang++ and cusafe-plain-clang++ under Debian's CMake and PyPI's"
+scripts/build-cmake.sh "$CUSAFE_ROOT/build/cmake"
 step "generated programs: ${GEN_COUNT:-200} compile through the pass at -O0..-O3 (verifier and ptxas on; failures are reduced into build/gen-ci/failures)"
 "$CUSAFE_BIN/cusafe" gen build -o "$CUSAFE_ROOT/build/gen-ci" --seed "${GEN_SEED:-1}" --count "${GEN_COUNT:-200}" --per-file 50 --device-only --opt 0,1,2,3 --jobs "$(nproc)"
 echo

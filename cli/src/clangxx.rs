@@ -506,6 +506,11 @@ impl CommandLine {
             if !text.starts_with('-') || text == "-" {
                 out.inputs
                     .push(classify(text.as_ref(), language.as_deref()));
+                // cudart named by its path (CMake's CUDA::cudart): the runtime goes
+                // before it as before -lcudart.
+                if is_cudart_path(&text) && out.cudart_at.is_none() {
+                    out.cudart_at = Some(at);
+                }
                 continue;
             }
             if STOP_BEFORE_LINK.contains(&text.as_str()) {
@@ -703,6 +708,7 @@ impl CommandLine {
         // applies -Xarch_host flags to the link as well (measured: the ASan runtime is
         // linked). Without a host compile (--cuda-device-only) they would be unused.
         let host_sanitizers = self.compiles_cuda() && !self.device_only;
+        let mut notes = Vec::new();
         for (at, arg) in self.args.iter().enumerate() {
             if let (true, Some(dir)) = (self.cudart_at == Some(at), &rt_dir) {
                 args.extend(rt_flags(dir));
@@ -710,7 +716,16 @@ impl CommandLine {
             if host_sanitizers && self.sanitize_at.contains(&at) {
                 args.push("-Xarch_host".into());
             }
-            args.push(arg.clone());
+            match cuda_tree
+                .as_deref()
+                .and_then(|t| absent_cuda_library(arg, t))
+            {
+                Some((with, note)) => {
+                    notes.push(note);
+                    args.extend(with.map(OsString::from));
+                }
+                None => args.push(arg.clone()),
+            }
         }
 
         if self.links() {
@@ -777,7 +792,44 @@ impl CommandLine {
         .filter(|&(on, _, _)| on)
         .map(|(_, name, value)| (name.to_owned(), value.to_owned()))
         .collect();
-        Ok(ClangCommand { program, args, env })
+        Ok(ClangCommand {
+            program,
+            args,
+            env,
+            notes,
+        })
+    }
+}
+
+/// A CUDA library that build systems link by default (CMake's CUDA runtime library
+/// `Static` links `-lcudadevrt -lcudart_static`) and that the CUDA tree `tree` lacks (the
+/// PyPI pieces cusafe installs have neither): what goes on the command line instead
+/// (the shared cudart; nothing for cudadevrt, which only device-side launches need and
+/// clang does not compile) and a note saying so. `None` for any other argument.
+fn absent_cuda_library(arg: &OsStr, tree: &Path) -> Option<(Option<&'static str>, String)> {
+    let name = arg.to_str()?.strip_prefix("-l")?;
+    let lib64 = tree.join("lib64");
+    let has = |name: &str| {
+        lib64.join(format!("lib{name}.a")).exists() || lib64.join(format!("lib{name}.so")).exists()
+    };
+    match name {
+        "cudart_static" if !has(name) => Some((
+            Some("-lcudart"),
+            format!(
+                "-lcudart_static: {} has no static cudart; linking the shared libcudart.so.12 \
+                 instead (cusafe's runtime checks both alike)",
+                tree.display()
+            ),
+        )),
+        "cudadevrt" if !has(name) => Some((
+            None,
+            format!(
+                "-lcudadevrt: {} has no libcudadevrt.a; left out (only device-side kernel \
+                 launches need it, and clang does not compile those)",
+                tree.display()
+            ),
+        )),
+        _ => None,
     }
 }
 
@@ -805,6 +857,16 @@ fn apply_sanitizer_list(flag: &str, on: &mut BTreeMap<String, String>) {
             }
         }
     }
+}
+
+/// Whether the input `path` is cudart's library itself (`.../libcudart.so`,
+/// `libcudart.so.12`, `libcudart_static.a`).
+fn is_cudart_path(path: &str) -> bool {
+    let file = Path::new(path)
+        .file_name()
+        .and_then(OsStr::to_str)
+        .unwrap_or("");
+    file == "libcudart_static.a" || file == "libcudart.so" || file.starts_with("libcudart.so.")
 }
 
 /// `cudart` or `cudart_static` (the name after `-l`).
@@ -887,6 +949,8 @@ pub struct ClangCommand {
     pub args: Vec<OsString>,
     /// Environment variables set for it.
     pub env: Vec<(String, String)>,
+    /// What was changed on the command line and why (printed before clang runs).
+    pub notes: Vec<String>,
 }
 
 impl ClangCommand {
@@ -947,6 +1011,9 @@ pub fn main_with(args: Vec<OsString>, out: &mut impl Write) -> Result<ExitCode, 
         });
     }
     let command = cmd.plan(&locator)?;
+    for note in &command.notes {
+        eprintln!("cusafe-clang++: note: {note}");
+    }
     if cmd.flags.print_command {
         writeln!(out, "{}", command.display()).map_err(ClangxxError::Output)?;
         return Ok(ExitCode::SUCCESS);
@@ -1154,6 +1221,20 @@ mod tests {
         -L/cuda/lib64 -lcudart -Wl,-rpath,/cs '-Wl,-rpath,$ORIGIN' -Wl,-rpath,/cuda/lib64 \
         -Wl,--undefined=__cusafe_rt_present";
     const DEFAULTS: &str = "-Wl,--undefined=cusafe_asan_defaults /cs/libcusafe_asan_defaults.a";
+
+    #[test]
+    fn cudart_named_by_path_gets_the_runtime_before_it() {
+        let c = parse(&["a.o", "/cuda/lib64/libcudart.so", "-o", "app"]);
+        assert_eq!(c.cudart_at, Some(1));
+        let line = planned(&["a.o", "/opt/cuda/lib64/libcudart.so.12", "-o", "app"]);
+        let (rt, cudart) = (
+            line.find("-lcusafe_rt").unwrap(),
+            line.find("libcudart.so.12"),
+        );
+        assert!(rt < cudart.unwrap(), "{line}");
+        assert!(!line.contains(" -lcudart "), "{line}");
+        assert!(!is_cudart_path("/x/libcudart_extra.so") && is_cudart_path("libcudart_static.a"));
+    }
 
     #[test]
     fn the_users_fp_contract_comes_after_ours_and_wins() {

@@ -1,11 +1,12 @@
-//! cusafe's command-line tools, as a library the three binaries share.
+//! cusafe's command-line tools, as a library the four binaries share.
 //!
 //! * [`clangxx`]: `cusafe-clang++`, the drop-in for `clang++` on CUDA code: reads the
 //!   command line and rewrites it into the clang++-19 command that builds an instrumented
 //!   (or, with `--cusafe-no-instrument`, plain) binary.
+//! * [`nvcc`]: `cusafe-nvcc`, nvcc's command line mapped onto `cusafe-clang++`.
 //! * [`fatbinary`] and [`nvfatbin`]: `cusafe-fatbinary`, the replacement for NVIDIA's
 //!   `fatbinary` tool that clang calls, over libnvfatbin.
-//! * [`run`], [`doctor`], [`fuzz`], [`gen`]: the subcommands of `cusafe`.
+//! * [`run`], [`doctor`], [`fuzz`], [`gen`], [`report`]: the subcommands of `cusafe`.
 //! * [`locate`]: where the tools find clang-19, the CUDA tree, the pass plugin and the
 //!   runtime (environment overrides first, then paths relative to the executable).
 //!
@@ -20,6 +21,8 @@ pub mod fuzz;
 pub mod gen;
 pub mod inspect;
 pub mod locate;
+pub mod nvcc;
 pub mod nvfatbin;
+pub mod report;
 pub mod run;
 pub mod shell;

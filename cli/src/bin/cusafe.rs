@@ -1,11 +1,11 @@
-//! `cusafe`: run a program under the runtime, check the installation, fuzz.
+//! `cusafe`: run a program under the runtime, check the installation, fuzz, convert reports.
 
 use std::ffi::OsString;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use cusafe_cli::locate::Locator;
-use cusafe_cli::{doctor, fuzz, gen, run};
+use cusafe_cli::{doctor, fuzz, gen, report, run};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -45,6 +45,10 @@ enum Cmd {
     /// Random UB-free CUDA programs and the differential runner over them: `cusafe gen
     /// write|build|check|reduce` (plain vs cusafe at -O0..-O3, planted bugs, EMI).
     Gen(gen::GenArgs),
+    /// The runtime's JSON lines (CUSAFE_OPTIONS=json_path=...) as one SARIF 2.1.0 log for
+    /// GitHub code scanning and editors: `cusafe report --sarif [-o OUT.sarif] [--srcroot
+    /// DIR] FILE.jsonl...`.
+    Report(report::ReportArgs),
 }
 
 fn main() -> ExitCode {
@@ -76,5 +80,6 @@ fn main() -> ExitCode {
         }
         Cmd::Fuzz(args) => ExitCode::from(fuzz::main(*args)),
         Cmd::Gen(args) => ExitCode::from(gen::main(args)),
+        Cmd::Report(args) => ExitCode::from(report::main(args)),
     }
 }

@@ -1,5 +1,5 @@
-//! Tests that run the real `cusafe-clang++` (built as `cusafe-clangxx`), `cusafe` and
-//! `cusafe-fatbinary` binaries and look at what they print and do.
+//! Tests that run the real `cusafe-clang++` (built as `cusafe-clangxx`), `cusafe-nvcc`,
+//! `cusafe` and `cusafe-fatbinary` binaries and look at what they print and do.
 
 mod asan;
 mod badinput;
@@ -10,3 +10,5 @@ mod cusafe;
 mod fatbinary;
 mod fuzz;
 mod gen;
+mod nvcc;
+mod sarif;
