@@ -263,7 +263,7 @@ pub fn suggest(flag: &str) -> Option<&'static str> {
     let bare = given.split('=').next().unwrap_or(&given);
     let near = CUSAFE_FLAGS
         .iter()
-        .map(|&known| (known, edit_distance(bare, known)))
+        .map(|&known| (known, strsim::levenshtein(bare, known)))
         .filter(|&(known, d)| d <= if known.len() > 20 { 3 } else { 2 })
         .min_by_key(|&(_, d)| d)
         .map(|(known, _)| known);
@@ -274,24 +274,6 @@ pub fn suggest(flag: &str) -> Option<&'static str> {
             .filter(|known| bare.starts_with(known))
             .max_by_key(|known| known.len())
     })
-}
-
-/// Levenshtein distance between `a` and `b` (bytes).
-fn edit_distance(a: &str, b: &str) -> usize {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, &ca) in a.iter().enumerate() {
-        let mut diagonal = row[0];
-        row[0] = i + 1;
-        for (j, &cb) in b.iter().enumerate() {
-            let next = (row[j + 1] + 1)
-                .min(row[j] + 1)
-                .min(diagonal + usize::from(ca != cb));
-            diagonal = row[j + 1];
-            row[j + 1] = next;
-        }
-    }
-    row[b.len()]
 }
 
 /// " (did you mean --cusafe-stats?)" or nothing.

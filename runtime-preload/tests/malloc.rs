@@ -198,10 +198,12 @@ fn alloc_bench_prints_one_parseable_line() {
                 "p10_us",
                 "p90_us",
                 "max_us",
-                "small_median_us"
+                "small_median_us",
+                "depth"
             ]
         );
         assert_eq!(fields[0].1, "2000");
+        assert_eq!(fields[7].1, "0", "no argument: the pairs run at depth 0");
         assert!(fields[2].1.parse::<f64>().unwrap() > 0.0);
     }
 }

@@ -443,7 +443,7 @@ pub fn suggest(flag: &str) -> Option<String> {
         .iter()
         .flat_map(|s| [format!("--{}", s.long), format!("-{}", s.short)])
         .map(|known| {
-            let d = edit_distance(&given, &norm(known.trim_start_matches('-')));
+            let d = strsim::levenshtein(&given, &norm(known.trim_start_matches('-')));
             (known, d)
         })
         .filter(|(known, d)| *d <= if known.len() > 12 { 3 } else { 2 } && *d < given.len())
@@ -456,24 +456,6 @@ pub fn suggest(flag: &str) -> Option<String> {
         })
         .map(|(known, _)| known)
         .or_else(prefix_of)
-}
-
-/// Levenshtein distance between `a` and `b`, in characters.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut diagonal = row[0];
-        row[0] = i + 1;
-        for (j, &cb) in b.iter().enumerate() {
-            let next = (row[j + 1] + 1)
-                .min(row[j] + 1)
-                .min(diagonal + usize::from(ca != cb));
-            diagonal = row[j + 1];
-            row[j + 1] = next;
-        }
-    }
-    row[b.len()]
 }
 
 #[cfg(test)]
