@@ -210,7 +210,7 @@ where
     );
     let mut state: ClientState = StdState::new(
         StdRand::with_seed(s.seed.unwrap_or_else(current_nanos) ^ client as u64),
-        CachedOnDiskCorpus::new(s.out.queue(), 4096)?,
+        CachedOnDiskCorpus::new(s.out.queue(client), 4096)?,
         InMemoryCorpus::new(),
         &mut feedback,
         &mut objective,

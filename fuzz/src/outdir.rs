@@ -5,7 +5,7 @@
 //! OUT/stats.json           the latest statistics (rewritten every few seconds)
 //! OUT/history.jsonl        one statistics line per interval (the plot's data)
 //! OUT/plot.svg             edges and unique crashes over time (at the end)
-//! OUT/queue/               the corpus (inputs with new coverage)
+//! OUT/queue/<client>/      client <client>'s corpus (inputs with new coverage)
 //! OUT/crashes/<id>/        one directory per unique finding
 //! OUT/work/<client>/       report files of the running target (scratch)
 //! ```
@@ -28,7 +28,7 @@ impl OutDir {
 
     /// Creates the directories a client needs.
     pub fn create(&self, client: usize) -> Result<()> {
-        for d in [self.queue(), self.crashes(), self.work(client)] {
+        for d in [self.queue(client), self.crashes(), self.work(client)] {
             std::fs::create_dir_all(&d)
                 .map_err(|e| Error::io(format!("cannot create {}", d.display()), e))?;
         }
@@ -64,9 +64,13 @@ impl OutDir {
     pub fn plot(&self) -> PathBuf {
         self.root.join("plot.svg")
     }
-    /// The corpus.
-    pub fn queue(&self) -> PathBuf {
-        self.root.join("queue")
+    /// The corpus of client `client`. Each client has its own directory: LibAFL's
+    /// on-disk corpus names a file by its input's hash and writes it through a lock
+    /// file, and clients that share entries (every entry one finds is sent to the
+    /// others) would write the same names in one directory at the same time (seen as
+    /// a client failing with "No such file or directory" under load).
+    pub fn queue(&self, client: usize) -> PathBuf {
+        self.root.join("queue").join(client.to_string())
     }
     /// The unique findings.
     pub fn crashes(&self) -> PathBuf {

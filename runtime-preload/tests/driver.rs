@@ -129,3 +129,14 @@ fn cudart_reaching_the_driver_is_hooked_once() {
     assert!(!r.stderr.contains("cuMemFree"), "{r:?}");
     assert_has(&r.stderr, &["allocs: 3, frees: 3"]);
 }
+
+#[test]
+fn a_free_during_a_capture_begun_through_the_driver_is_deferred_and_the_capture_survives() {
+    for how in ["procaddr", "dlsym", "linked"] {
+        let r = run_driver_app(how, "capture", true, "detect_leaks=1");
+        assert_eq!(r.code, 0, "{how}: {r:?}");
+        assert!(r.stdout.contains("end capture: 0\n"), "{how}: {r:?}");
+        assert!(r.stdout.ends_with("done\n"), "{how}: {r:?}");
+        assert!(!r.stderr.contains("ERROR"), "{how}: {r:?}");
+    }
+}

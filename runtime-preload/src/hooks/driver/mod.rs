@@ -17,6 +17,7 @@
 #![allow(clippy::too_many_arguments)]
 
 mod alloc;
+mod capture;
 mod copy;
 mod entry;
 mod launch;
@@ -220,6 +221,12 @@ table! {
         fn(config: *const launch::Config, f: launch::Func, params: *mut *mut c_void,
            extra: *mut *mut c_void),
         [cuLaunchKernelEx, cuLaunchKernelEx_ptsz];
+
+    // Stream capture (`capture.rs`).
+    cuStreamBeginCapture since 10010 = capture::begin, fn(stream: Stream, mode: c_int),
+        [cuStreamBeginCapture_v2, cuStreamBeginCapture_v2_ptsz];
+    cuStreamEndCapture since 10000 = capture::end,
+        fn(stream: Stream, graph: *mut *mut c_void), [cuStreamEndCapture, cuStreamEndCapture_ptsz];
 
     // Waits and teardown (`sync.rs`).
     cuCtxSynchronize since 2000 = sync::context, fn(ctx: Ctx), [cuCtxSynchronize];
