@@ -183,3 +183,19 @@ fn threads_freeing_while_another_captures_over_and_over_break_nothing() {
         r.stderr
     );
 }
+
+#[test]
+fn a_device_heap_first_needed_inside_a_capture_is_mapped_after_it() {
+    let r = run_env(
+        &["capture_heap"],
+        "verbosity=1",
+        &[("FAKE_CUDA_DEVICE_HEAP", "1")],
+    );
+    assert_eq!(r.code, 0, "{r:?}");
+    // Mapping the arena waits for the device: inside the capture it would invalidate it.
+    assert!(r.stdout.contains("end capture: 0\n"), "{r:?}");
+    assert!(r.stdout.ends_with("capture_heap done\n"), "{r:?}");
+    // The launch after the capture maps it.
+    assert_has(&r.stderr, &["device heap: 64 MiB arena"]);
+    assert!(!r.stderr.contains("no device-heap arena"), "{r:?}");
+}

@@ -38,11 +38,18 @@ pub(super) struct Arena {
 }
 
 impl Runtime {
-    /// Maps the arena once (later calls do nothing until a reset); says so at
-    /// `verbosity=1`, and why not when it cannot.
+    /// Maps the arena once (later calls do nothing until a reset; none while a stream
+    /// capture is in progress); says so at `verbosity=1`, and why not when it cannot.
     pub(super) fn ensure_device_heap(&self) {
         let mut state = self.device_heap.lock().unwrap_or_else(|e| e.into_inner());
         if state.is_some() {
+            return;
+        }
+        // Zeroing the arena waits for the device, which would invalidate a stream
+        // capture in progress: the kernels launched meanwhile allocate from the real
+        // device heap (the runtime page says no arena), and the first launch outside a
+        // capture maps it.
+        if super::capture::active() {
             return;
         }
         *state = Some(match self.install_device_heap() {
