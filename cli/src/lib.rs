@@ -5,7 +5,8 @@
 //!   (or, with `--cusafe-no-instrument`, plain) binary.
 //! * [`nvcc`]: `cusafe-nvcc`, nvcc's command line mapped onto `cusafe-clang++`.
 //! * [`fatbinary`] and [`nvfatbin`]: `cusafe-fatbinary`, the replacement for NVIDIA's
-//!   `fatbinary` tool that clang calls, over libnvfatbin.
+//!   `fatbinary` tool that clang calls, over libnvfatbin; [`resources`]: its warnings
+//!   about instrumented kernels whose registers leave no room for 1024-thread blocks.
 //! * [`run`], [`doctor`], [`fuzz`], [`gen`], [`report`]: the subcommands of `cusafe`.
 //! * [`locate`]: where the tools find clang-19, the CUDA tree, the pass plugin and the
 //!   runtime (environment overrides first, then paths relative to the executable).
@@ -24,5 +25,6 @@ pub mod locate;
 pub mod nvcc;
 pub mod nvfatbin;
 pub mod report;
+pub mod resources;
 pub mod run;
 pub mod shell;

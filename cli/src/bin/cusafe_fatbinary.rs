@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use cusafe_cli::fatbinary::{self, FatbinaryError, NVFATBIN_ENV};
 use cusafe_cli::locate::env_nonempty;
+use cusafe_cli::resources;
 
 fn main() -> ExitCode {
     let argv: Vec<_> = std::env::args_os().collect();
@@ -20,11 +21,24 @@ fn main() -> ExitCode {
     );
     let result = fatbinary::read_images(&args).and_then(|inputs| {
         let lib = fatbinary::load_library(&candidates)?;
-        fatbinary::create(&args, &inputs, &lib)
+        fatbinary::create(&args, &inputs, &lib)?;
+        warn_about_resources(&inputs);
+        Ok(())
     });
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => fail(&err),
+    }
+}
+
+/// Says which instrumented kernels leave no room for 1024-thread blocks (once each, over
+/// the cubins of every architecture).
+fn warn_about_resources(inputs: &[Vec<u8>]) {
+    let mut said = std::collections::HashSet::new();
+    for heavy in inputs.iter().flat_map(|i| resources::heavy_kernels(i)) {
+        if said.insert(heavy.kernel.clone()) {
+            eprintln!("{}", heavy.warning());
+        }
     }
 }
 

@@ -330,3 +330,72 @@ fn runtime_is_needed_before_cudart_even_with_as_needed() {
         );
     }
 }
+
+/// A kernel whose instrumented build needs more than 64 registers per thread (152 with
+/// ptxas 12.5 at -O2; 64 plain), one with launch bounds, and a light one.
+const HEAVY: &str = r#"
+__global__ void heavy(float *out, const float *in, int n) {
+  float acc[48];
+#pragma unroll
+  for (int j = 0; j < 48; j++) acc[j] = in[threadIdx.x + j * 7];
+  for (int it = 0; it < n; it++) {
+#pragma unroll
+    for (int j = 0; j < 48; j++) acc[j] = acc[j] * acc[(j + 1) % 48] + in[(it + j) & 1023];
+  }
+  float s = 0;
+#pragma unroll
+  for (int j = 0; j < 48; j++) s += acc[j];
+  out[threadIdx.x] = s;
+}
+__global__ void __launch_bounds__(128) bounded(float *out, const float *in, int n) {
+  float acc[48];
+#pragma unroll
+  for (int j = 0; j < 48; j++) acc[j] = in[threadIdx.x + j * 7];
+  for (int it = 0; it < n; it++) {
+#pragma unroll
+    for (int j = 0; j < 48; j++) acc[j] = acc[j] * acc[(j + 1) % 48] + in[(it + j) & 1023];
+  }
+  out[threadIdx.x] = acc[0] + acc[47];
+}
+__global__ void light(float *out) { out[threadIdx.x] = 1.0f; }
+"#;
+
+#[test]
+fn instrumented_kernels_without_launch_bounds_past_64_registers_are_named_at_compile_time() {
+    let Some(real) = toolchain() else { return };
+    let dir = TempDir::new("resources");
+    let tree = tree_with_our_fatbinary(&real, dir.path());
+    let src = dir.path().join("heavy.cu");
+    write(&src, HEAVY);
+    let build = |plain: bool| {
+        let mut cmd = tool(CLANGXX);
+        cmd.env("CUSAFE_CUDA_PATH", &tree);
+        if plain {
+            cmd.arg("--cusafe-no-instrument");
+        }
+        let obj = dir.path().join(if plain { "plain.o" } else { "cusafe.o" });
+        let (code, _, stderr) = output(
+            cmd.args(["-O2".as_ref(), "-c".as_ref(), src.as_os_str()])
+                .args(["-o".as_ref(), obj.as_os_str()]),
+        );
+        assert_eq!(code, 0, "{stderr}");
+        stderr
+    };
+    let stderr = build(false);
+    let warnings: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("warning: kernel"))
+        .collect();
+    assert_eq!(warnings.len(), 1, "{stderr}");
+    let w = warnings[0];
+    assert!(
+        w.starts_with("cusafe-clang++: warning: kernel heavy(float*, float const*, int) uses "),
+        "{w}"
+    );
+    assert!(
+        w.contains("declares no __launch_bounds__") && w.contains("-maxrregcount=64"),
+        "{w}"
+    );
+    // The plain build of the same kernels is not this tool's concern.
+    assert!(!build(true).contains("warning: kernel"));
+}
