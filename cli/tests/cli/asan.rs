@@ -17,7 +17,7 @@ use std::process::Command;
 
 use object::{Object, ObjectSymbol};
 
-use crate::build::{needed, toolchain, tree_with_our_fatbinary};
+use crate::build::{needed, ready_tree};
 use crate::common::{output, tool, TempDir};
 
 const CLANGXX: &str = env!("CARGO_BIN_EXE_cusafe-clangxx");
@@ -39,30 +39,12 @@ fn fixture() -> (PathBuf, usize) {
 /// The CUDA tree with our fatbinary, or None (after saying why) when the toolchain or
 /// one of the pieces built beside `cusafe-clang++` is missing.
 fn ready(dir: &Path) -> Option<PathBuf> {
-    let real = toolchain()?;
-    let built = Path::new(CLANGXX).parent().unwrap();
-    let missing = [
+    let built = [
         "libcusafe_rt.so",
         "libcusafe_pass.so",
         "libcusafe_asan_defaults.a",
-    ]
-    .iter()
-    .map(|name| built.join(name))
-    .chain([PathBuf::from(SYMBOLIZER)])
-    .find(|p| !p.exists());
-    if let Some(p) = missing {
-        let why = format!(
-            "{} is missing (cargo build --release, or scripts/build.sh)",
-            p.display()
-        );
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "CI must have it: {why}"
-        );
-        eprintln!("skipping: {why}");
-        return None;
-    }
-    Some(tree_with_our_fatbinary(&real, dir))
+    ];
+    ready_tree(dir, &built, &[SYMBOLIZER])
 }
 
 /// `cusafe-clang++ --cusafe-stats ARGS` through `tree`; returns its stderr.

@@ -8,7 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::build::{toolchain, tree_with_our_fatbinary};
+use crate::build::ready_tree;
 use crate::common::{output, tool, write, TempDir};
 
 const CLANGXX: &str = env!("CARGO_BIN_EXE_cusafe-clangxx");
@@ -72,21 +72,7 @@ fn unknown_and_misspelt_flags_name_the_known_ones() {
 /// The CUDA tree with our fatbinary, or None (after saying why) without the toolchain
 /// or the plugin built beside `cusafe-clang++`.
 fn ready(dir: &Path) -> Option<PathBuf> {
-    let real = toolchain()?;
-    let plugin = Path::new(CLANGXX)
-        .parent()
-        .unwrap()
-        .join("libcusafe_pass.so");
-    if !plugin.exists() {
-        let why = format!("{} is missing (cargo build --release)", plugin.display());
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "CI must have it: {why}"
-        );
-        eprintln!("skipping: {why}");
-        return None;
-    }
-    Some(tree_with_our_fatbinary(&real, dir))
+    ready_tree(dir, &["libcusafe_pass.so"], &[])
 }
 
 #[test]

@@ -58,6 +58,33 @@ pub(crate) fn toolchain() -> Option<PathBuf> {
     }
 }
 
+/// The CUDA tree with our fatbinary ([`tree_with_our_fatbinary`] in `dir`), or None
+/// (after saying why) without the toolchain or without one of `built`, the pieces
+/// cargo builds beside `cusafe-clang++` (the pass plugin, the runtime, ...), or one of
+/// `tools`; under CI a missing piece is a failure.
+pub(crate) fn ready_tree(dir: &Path, built: &[&str], tools: &[&str]) -> Option<PathBuf> {
+    let real = toolchain()?;
+    let beside = Path::new(CLANGXX).parent().unwrap();
+    let missing = built
+        .iter()
+        .map(|name| beside.join(name))
+        .chain(tools.iter().map(PathBuf::from))
+        .find(|p| !p.exists());
+    if let Some(p) = missing {
+        let why = format!(
+            "{} is missing (cargo build --release, or scripts/build.sh)",
+            p.display()
+        );
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "CI must have it: {why}"
+        );
+        eprintln!("skipping: {why}");
+        return None;
+    }
+    Some(tree_with_our_fatbinary(&real, dir))
+}
+
 /// A CUDA tree like the project's, but whose bin/fatbinary is the cusafe-fatbinary
 /// under test (so the test needs neither a release build nor scripts/link-fatbinary.sh).
 pub(crate) fn tree_with_our_fatbinary(real: &Path, dir: &Path) -> PathBuf {

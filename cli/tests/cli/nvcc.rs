@@ -11,11 +11,10 @@ use std::process::Command;
 
 use object::{Object, ObjectSection};
 
-use crate::build::{needed, toolchain, tree_with_our_fatbinary};
+use crate::build::{needed, ready_tree, toolchain};
 use crate::common::{output, tool, write, FakeToolchain, TempDir};
 
 const NVCC: &str = env!("CARGO_BIN_EXE_cusafe-nvcc");
-const CLANGXX: &str = env!("CARGO_BIN_EXE_cusafe-clangxx");
 
 /// `cusafe-nvcc ARGS` with the fake toolchain, run in `dir`.
 fn nvcc(tc: &FakeToolchain, dir: &Path, args: &[&str]) -> (i32, String, String) {
@@ -270,25 +269,7 @@ fn ignored_flags_warn_in_one_line_each() {
 /// The CUDA tree with our fatbinary, or None (after saying why) when the toolchain or the
 /// pass plugin and runtime beside `cusafe-clang++` are missing.
 fn ready(dir: &Path) -> Option<PathBuf> {
-    let real = toolchain()?;
-    let built = Path::new(CLANGXX).parent().unwrap();
-    if let Some(p) = ["libcusafe_rt.so", "libcusafe_pass.so"]
-        .iter()
-        .map(|n| built.join(n))
-        .find(|p| !p.exists())
-    {
-        let why = format!(
-            "{} is missing (cargo build --release, or scripts/build.sh)",
-            p.display()
-        );
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "CI must have it: {why}"
-        );
-        eprintln!("skipping: {why}");
-        return None;
-    }
-    Some(tree_with_our_fatbinary(&real, dir))
+    ready_tree(dir, &["libcusafe_rt.so", "libcusafe_pass.so"], &[])
 }
 
 /// Runs the real `cusafe-nvcc ARGS` in `dir` through `tree`; returns its stderr.
