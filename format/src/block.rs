@@ -79,7 +79,7 @@ pub const fn backed_bytes(size: u64) -> u64 {
     (PREFIX + size).div_ceil(GRANULE) * GRANULE
 }
 
-/// The device check (design §4, step 4) in host terms: does an access of `len` bytes
+/// The device check (the bounds comparison against the header, docs/pass.md) in host terms: does an access of `len` bytes
 /// at `p`, inside a block whose header says `size`, stay in bounds? `p` must be an
 /// unpoisoned cusafe pointer and `base` its block base. Freed blocks (`size == 0`)
 /// fail every access; addresses below the payload fail through unsigned wrap-around.

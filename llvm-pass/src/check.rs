@@ -1,4 +1,4 @@
-//! Emits the inline check of design §4 before an access, with the report call in a
+//! Emits the inline check (docs/pass.md, "Per function", step 5) before an access, with the report call in a
 //! cold block. In recover mode the report returns and the access is skipped (a load
 //! then yields zero); in trap mode the report never returns.
 //!
@@ -617,7 +617,7 @@ impl Checker {
         }
     }
 
-    /// The root half of the heap check of design §4, at the builder's position: the
+    /// The root half of the heap check (docs/pass.md, "Per function"), at the builder's position: the
     /// window the root allows, as two values so that a hoisted root half keeps four
     /// registers live, not eight:
     /// * a tagged block (tag 1..=35): `start` = its payload start, `limit` = its header

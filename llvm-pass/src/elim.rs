@@ -1,4 +1,4 @@
-//! Check elimination (design §5), decided on the collected accesses before anything
+//! Check elimination (docs/pass.md, "Check elimination"), decided on the collected accesses before anything
 //! changes, and sound by construction:
 //!
 //! * **Recurring**: a range dominated by an already-checked range with the same root,

@@ -1,4 +1,4 @@
-//! The tagged allocator (design §6): pure Rust over a [`Backend`].
+//! The tagged allocator (docs/runtime.md, "Allocator"): pure Rust over a [`Backend`].
 //!
 //! * A block of class `t` (`cusafe_format::block::class_for`) lives in window `t`, so
 //!   its pointer carries the tag; its header (exact size) sits at the block base.
