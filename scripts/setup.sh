@@ -59,8 +59,11 @@ cmake_py="$tc/cmake"
 if [ ! -f "$cmake_py/.cusafe-stamp-4.2.0" ]; then
   say "installing CMake 4.2.0 from PyPI into $cmake_py"
   rm -rf "$cmake_py"; mkdir -p "$cmake_py"
-  python3 -m pip install -q --no-deps --target "$cmake_py" cmake==4.2.0 \
-    || die "pip install cmake==4.2.0 failed: check access to PyPI (or set PIP_INDEX_URL)."
-  touch "$cmake_py/.cusafe-stamp-4.2.0"
+  # Only the CMake test needs it: a failure warns (build-cmake.sh then says what is missing).
+  if python3 -m pip install -q --no-deps --target "$cmake_py" cmake==4.2.0; then
+    touch "$cmake_py/.cusafe-stamp-4.2.0"
+  else
+    say "warning: pip install cmake==4.2.0 failed (access to PyPI, or PIP_INDEX_URL?): scripts/build-cmake.sh will stop until it is installed"
+  fi
 fi
 say "toolchain ready in $tc"

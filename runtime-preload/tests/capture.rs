@@ -30,6 +30,13 @@ fn split_at_capture(log: &str) -> (&str, &str) {
     (&log[begin..end], &log[end..])
 }
 
+/// The run ended with the recover-mode exit status after exactly one double-free report.
+fn assert_one_double_free(r: &Run) {
+    assert_eq!(r.code, 7, "{r:?}");
+    let reports = r.stderr.matches("ERROR: cusafe: double-free in cudaFree");
+    assert_eq!(reports.count(), 1, "{r:?}");
+}
+
 #[test]
 fn a_free_during_a_capture_is_deferred_and_completes_at_the_next_free() {
     let (r, log) = run_logged("free", RECOVER);
@@ -39,14 +46,7 @@ fn a_free_during_a_capture_is_deferred_and_completes_at_the_next_free() {
         r.stdout, "free returned 0\nend capture returned 0\nagain returned 1\ncapture done\n",
         "{r:?}"
     );
-    assert_eq!(r.code, 7, "{r:?}");
-    assert_eq!(
-        r.stderr
-            .matches("ERROR: cusafe: double-free in cudaFree")
-            .count(),
-        1,
-        "{r:?}"
-    );
+    assert_one_double_free(&r);
     assert_has(&r.stderr, &["is the 400-byte buffer #1 (freed)"]);
     assert!(!r.stderr.contains("leak"), "{r:?}");
     // No device-wide wait while capturing; the completion waited (a kernel had run).
@@ -85,14 +85,7 @@ fn cuda_device_synchronize_completes_deferred_frees() {
         r.stdout, "free returned 0\nend capture returned 0\nagain returned 1\ncapture done\n",
         "{r:?}"
     );
-    assert_eq!(r.code, 7, "{r:?}");
-    assert_eq!(
-        r.stderr
-            .matches("ERROR: cusafe: double-free in cudaFree")
-            .count(),
-        1,
-        "{r:?}"
-    );
+    assert_one_double_free(&r);
     assert!(!r.stderr.contains("leak"), "{r:?}");
     let (during, after) = split_at_capture(&log);
     assert!(!during.contains("Synchronize"), "{log}");
@@ -106,14 +99,7 @@ fn a_double_free_of_a_deferred_block_is_reported_at_once() {
         r.stdout, "free returned 0\nsecond free returned 1\nend capture returned 0\ncapture done\n",
         "{r:?}"
     );
-    assert_eq!(r.code, 7, "{r:?}");
-    assert_eq!(
-        r.stderr
-            .matches("ERROR: cusafe: double-free in cudaFree")
-            .count(),
-        1,
-        "{r:?}"
-    );
+    assert_one_double_free(&r);
     // The report shows the block as freed, with the deferred free's call site.
     assert_has(
         &r.stderr,
