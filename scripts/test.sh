@@ -35,6 +35,6 @@ scripts/build-badinput.sh "$CUSAFE_ROOT/build/badinput"
 step "CMake: a CUDA project (library + executable, CUDA::cudart) configures and builds with cusafe-clang++ and cusafe-plain-clang++ under Debian's CMake and PyPI's"
 scripts/build-cmake.sh "$CUSAFE_ROOT/build/cmake"
 step "generated programs: ${GEN_COUNT:-200} compile through the pass at -O0..-O3 (verifier and ptxas on; failures are reduced into build/gen-ci/failures)"
-"$CUSAFE_BIN/cusafe" gen build -o "$CUSAFE_ROOT/build/gen-ci" --seed "${GEN_SEED:-1}" --count "${GEN_COUNT:-200}" --per-file 50 --device-only --opt 0,1,2,3 --jobs "$(nproc)"
+"$CUSAFE_BIN/cusafe" gen build -o "$CUSAFE_ROOT/build/gen-ci" --seed "${GEN_SEED:-1}" --count "${GEN_COUNT:-200}" --per-file 25 --device-only --opt 0,1,2,3 --jobs "$(nproc)"
 echo
 echo "all tests passed"

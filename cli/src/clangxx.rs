@@ -38,7 +38,7 @@ use std::process::{Command, ExitCode};
 use thiserror::Error;
 
 use crate::locate::{LocateError, Locator, Lookup, Need};
-use crate::shell;
+use crate::{plain_registers, resources, shell};
 
 /// GPU architecture used when the command line names none.
 pub const DEFAULT_GPU_ARCH: &str = "sm_90";
@@ -330,6 +330,8 @@ pub struct CommandLine {
     pub args: Vec<OsString>,
     /// The kind of every input, in order.
     pub inputs: Vec<InputKind>,
+    /// The inputs compiled as CUDA, as written.
+    pub cuda_sources: Vec<String>,
     /// A flag stops before linking (`-c`, `-S`, `-E`, `-fsyntax-only`, `-M`, ...).
     pub stops_before_link: bool,
     /// A GPU arch was given (`--cuda-gpu-arch=` or `--offload-arch=`).
@@ -408,6 +410,11 @@ const TAKES_VALUE: &[&str] = &[
     "-working-directory",
 ];
 
+/// `flag` takes the next argument as its value.
+pub fn takes_value(flag: &str) -> bool {
+    TAKES_VALUE.contains(&flag)
+}
+
 /// Flags after which clang does not link.
 const STOP_BEFORE_LINK: &[&str] = &[
     "-c",
@@ -434,6 +441,7 @@ impl CommandLine {
             flags: CusafeFlags::default(),
             args: Vec::new(),
             inputs: Vec::new(),
+            cuda_sources: Vec::new(),
             stops_before_link: false,
             has_gpu_arch: false,
             host_only: false,
@@ -486,8 +494,11 @@ impl CommandLine {
         let mut iter = words.into_iter();
         while let Some((text, at)) = iter.next() {
             if !text.starts_with('-') || text == "-" {
-                out.inputs
-                    .push(classify(text.as_ref(), language.as_deref()));
+                let kind = classify(text.as_ref(), language.as_deref());
+                if kind == InputKind::Cuda {
+                    out.cuda_sources.push(text.clone());
+                }
+                out.inputs.push(kind);
                 // cudart named by its path (CMake's CUDA::cudart): the runtime goes
                 // before it as before -lcudart.
                 if is_cudart_path(&text) && out.cudart_at.is_none() {
@@ -531,7 +542,7 @@ impl CommandLine {
                 .strip_prefix("-l")
                 .filter(|l| !l.is_empty())
                 .map(str::to_owned);
-            if TAKES_VALUE.contains(&text.as_str()) {
+            if takes_value(&text) {
                 if let Some((value, _)) = iter.next() {
                     match text.as_str() {
                         "-x" => language = Some(value).filter(|l| l != "none"),
@@ -951,6 +962,18 @@ impl ClangCommand {
             .join(" ")
     }
 
+    /// Runs clang++ and waits for it.
+    pub fn run(&self) -> Result<std::process::ExitStatus, ClangxxError> {
+        Command::new(&self.program)
+            .args(&self.args)
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
+            .status()
+            .map_err(|source| ClangxxError::Exec {
+                program: self.program.clone(),
+                source,
+            })
+    }
+
     /// Replaces this process with clang++; returns only if that fails.
     pub fn exec(&self) -> ClangxxError {
         let source = Command::new(&self.program)
@@ -992,7 +1015,7 @@ pub fn main_with(args: Vec<OsString>, out: &mut impl Write) -> Result<ExitCode, 
             ExitCode::FAILURE
         });
     }
-    let command = cmd.plan(&locator)?;
+    let mut command = cmd.plan(&locator)?;
     for note in &command.notes {
         eprintln!("cusafe-clang++: note: {note}");
     }
@@ -1000,7 +1023,42 @@ pub fn main_with(args: Vec<OsString>, out: &mut impl Write) -> Result<ExitCode, 
         writeln!(out, "{}", command.display()).map_err(ClangxxError::Output)?;
         return Ok(ExitCode::SUCCESS);
     }
-    Err(command.exec())
+    // An instrumented compile that packs a fatbinary: cusafe-fatbinary lists the
+    // kernels to warn about, and the warning names their plain build's registers too.
+    let packs_instrumented =
+        cmd.compiles_cuda() && !cmd.flags.no_instrument && !cmd.host_only && !cmd.device_only;
+    let scratch = if packs_instrumented {
+        tempfile::Builder::new()
+            .prefix("cusafe-resources-")
+            .tempdir()
+            .ok()
+    } else {
+        None
+    };
+    let Some(scratch) = scratch else {
+        return Err(command.exec());
+    };
+    let report = scratch.path().join("heavy.txt");
+    command.env.push((
+        resources::REPORT_ENV.to_owned(),
+        report.to_string_lossy().into_owned(),
+    ));
+    let status = command.run()?;
+    if status.success() {
+        plain_registers::warn(&cmd, &locator, &report);
+    }
+    Ok(exit_code(status))
+}
+
+/// The exit code that passes `status` on (128 + the signal for a killed process, as
+/// shells report it).
+fn exit_code(status: std::process::ExitStatus) -> ExitCode {
+    use std::os::unix::process::ExitStatusExt;
+    let code = status
+        .code()
+        .or_else(|| status.signal().map(|s| 128 + s))
+        .unwrap_or(1);
+    ExitCode::from(u8::try_from(code).unwrap_or(1))
 }
 
 #[cfg(test)]

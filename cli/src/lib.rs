@@ -6,7 +6,8 @@
 //! * [`nvcc`]: `cusafe-nvcc`, nvcc's command line mapped onto `cusafe-clang++`.
 //! * [`fatbinary`] and [`nvfatbin`]: `cusafe-fatbinary`, the replacement for NVIDIA's
 //!   `fatbinary` tool that clang calls, over libnvfatbin; [`resources`]: its warnings
-//!   about instrumented kernels whose registers leave no room for 1024-thread blocks.
+//!   about instrumented kernels whose registers leave no room for 1024-thread blocks,
+//!   which [`plain_registers`] completes with the plain build's counts.
 //! * [`run`], [`doctor`], [`fuzz`], [`gen`], [`report`]: the subcommands of `cusafe`.
 //! * [`locate`]: where the tools find clang-19, the CUDA tree, the pass plugin and the
 //!   runtime (environment overrides first, then paths relative to the executable).
@@ -24,6 +25,7 @@ pub mod inspect;
 pub mod locate;
 pub mod nvcc;
 pub mod nvfatbin;
+pub mod plain_registers;
 pub mod report;
 pub mod resources;
 pub mod run;

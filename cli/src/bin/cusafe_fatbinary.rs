@@ -32,13 +32,31 @@ fn main() -> ExitCode {
 }
 
 /// Says which instrumented kernels leave no room for 1024-thread blocks (once each, over
-/// the cubins of every architecture).
+/// the cubins of every architecture): into the file `cusafe-clang++` named in
+/// [`resources::REPORT_ENV`], which warns with the plain build's counts, else on stderr.
 fn warn_about_resources(inputs: &[Vec<u8>]) {
     let mut said = std::collections::HashSet::new();
-    for heavy in inputs.iter().flat_map(|i| resources::heavy_kernels(i)) {
-        if said.insert(heavy.kernel.clone()) {
-            eprintln!("{}", heavy.warning());
+    let heavy: Vec<_> = inputs
+        .iter()
+        .flat_map(|i| resources::heavy_kernels(i))
+        .filter(|h| said.insert(h.mangled.clone()))
+        .collect();
+    if heavy.is_empty() {
+        return;
+    }
+    if let Some(path) = env_nonempty(resources::REPORT_ENV) {
+        let text: String = heavy.iter().map(|h| h.report_line()).collect();
+        let written = std::fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(&path)
+            .and_then(|mut f| std::io::Write::write_all(&mut f, text.as_bytes()));
+        if written.is_ok() {
+            return;
         }
+    }
+    for h in heavy {
+        eprintln!("{}", h.warning());
     }
 }
 

@@ -8,7 +8,9 @@
 //!   `src/fNNN.cu`);
 //! - `manifest.json`: the recipe, each file's seeds and planted bugs;
 //! - `bin/fNNN.{plain,cusafe}.O<n>` (or `obj/` for device-only builds);
-//! - `build.json`: every build's result and time, the pass's counters summed;
+//! - `build.json`: every build's result and time, the pass's counters summed, and the
+//!   programs of each failing build that fail alone (each program is built alone to
+//!   find them), with the cause (`ptxas crashed` or the first error line);
 //! - `failures/<seed>-<build>/`: each failing build's program reduced (`reduced.cu`,
 //!   `reduced.json`, the compiler's `stderr.txt`), with the seed; a program that fails
 //!   the same way in another build is reduced once (the other holds `same-as`).
@@ -106,6 +108,22 @@ pub struct Job {
     pub output: String,
 }
 
+/// A program that fails to build on its own, found by building each program of a
+/// failing file alone.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ProgramFailure {
+    /// The program's seed.
+    pub seed: u64,
+    /// Its file (`f000`).
+    pub file: String,
+    /// `plain` or `cusafe`.
+    pub flavor: String,
+    /// Optimisation level.
+    pub opt: u8,
+    /// What failed: `ptxas crashed` or the compiler's first error line.
+    pub cause: String,
+}
+
 /// `build.json`.
 #[derive(Debug, Default, Serialize, Deserialize)]
 pub struct BuildReport {
@@ -113,6 +131,9 @@ pub struct BuildReport {
     pub jobs: Vec<Job>,
     /// The pass's counters (`CUSAFE_PASS_STATS`), summed per optimisation level.
     pub stats: BTreeMap<String, BTreeMap<String, u64>>,
+    /// The programs of failing builds that fail alone.
+    #[serde(default)]
+    pub failed_programs: Vec<ProgramFailure>,
     /// Failing builds, reduced (directories under `failures/`).
     pub failures: Vec<String>,
 }
@@ -154,7 +175,9 @@ fn command(
     // and the batch stays small enough to carry.
     c.arg(format!("-O{opt}"))
         .arg("-gline-tables-only")
-        .arg("--no-cuda-include-ptx=all");
+        .arg("--no-cuda-include-ptx=all")
+        // A ptxas crash is recorded in build.json; no reproducer files in /tmp.
+        .arg("-fno-crash-diagnostics");
     if device_only {
         c.args(["--cuda-device-only", "-c"]);
         c.env("CUSAFE_PASS_VERIFY", "1");
@@ -321,13 +344,30 @@ pub fn run(a: &BuildArgs) -> Result<u8, String> {
             "cusafe gen build: {file} ({flavor}, -O{opt}) failed:\n{}",
             tail(&stderr)
         );
-        if !a.no_reduce {
-            let progs = &programs[&file];
-            if let Some(d) =
-                reduce_failure(&cxx, dir, progs, &flavor, opt, a.device_only, &mut reduced)?
-            {
-                report.failures.push(d);
-            }
+        let build = Build {
+            cxx: &cxx,
+            dir,
+            flavor: &flavor,
+            opt,
+            device_only: a.device_only,
+        };
+        let alone = isolate(&build, &programs[&file])?;
+        if alone.is_empty() {
+            eprintln!("cusafe gen build: no program of {file} fails alone (-O{opt})");
+        }
+        for (p, err) in &alone {
+            report.failed_programs.push(ProgramFailure {
+                seed: p.seed,
+                file: file.clone(),
+                flavor: flavor.clone(),
+                opt,
+                cause: cause(err),
+            });
+        }
+        if let (false, Some((p, err))) = (a.no_reduce, alone.first()) {
+            report
+                .failures
+                .push(reduce_failure(&build, p, err, &mut reduced)?);
         }
     }
     put(
@@ -342,6 +382,21 @@ pub fn run(a: &BuildArgs) -> Result<u8, String> {
         manifest.files.len(),
         report.jobs.len()
     );
+    let mut seeds: Vec<u64> = report.failed_programs.iter().map(|f| f.seed).collect();
+    seeds.sort_unstable();
+    seeds.dedup();
+    if !seeds.is_empty() {
+        let crashes = report
+            .failed_programs
+            .iter()
+            .filter(|f| f.cause == PTXAS_CRASH)
+            .count();
+        println!(
+            "  {} programs fail alone in some build (seeds {seeds:?}); {crashes} of {} such builds are ptxas crashes",
+            seeds.len(),
+            report.failed_programs.len()
+        );
+    }
     for (level, s) in &report.stats {
         println!(
             "  {level}: {} kernels, {} checks",
@@ -367,75 +422,112 @@ fn first_error(stderr: &str) -> String {
         .to_string()
 }
 
-/// Finds the first program of a failing file that fails alone, reduces it while the
-/// same first error line recurs, and saves it under `failures/`.
-fn reduce_failure(
-    cxx: &Path,
-    dir: &Path,
-    progs: &[cusafe_gen::Program],
-    flavor: &str,
+/// What `cause` says when ptxas itself crashed: a fault of ptxas, not of the program.
+pub const PTXAS_CRASH: &str = "ptxas crashed";
+
+/// What went wrong in a failing build: [`PTXAS_CRASH`] or the first error line.
+fn cause(stderr: &str) -> String {
+    if stderr.contains("ptxas command failed due to signal") {
+        PTXAS_CRASH.to_string()
+    } else {
+        first_error(stderr)
+    }
+}
+
+/// One build configuration, applied to single programs in `scratch`.
+struct Build<'a> {
+    cxx: &'a Path,
+    dir: &'a Path,
+    flavor: &'a str,
     opt: u8,
     device_only: bool,
-    done: &mut Vec<(u64, String, String)>,
-) -> Result<Option<String>, String> {
-    let scratch = dir.join("failures").join("scratch");
-    std::fs::create_dir_all(&scratch)
-        .map_err(|e| format!("cannot create {}: {e}", scratch.display()))?;
-    let try_build = |p: &cusafe_gen::Program| -> Result<(bool, String), String> {
+}
+
+impl Build<'_> {
+    /// Builds `p` alone; returns success and the compiler's standard error.
+    fn one(&self, p: &cusafe_gen::Program) -> Result<(bool, String), String> {
+        let scratch = self.dir.join("failures").join("scratch");
+        std::fs::create_dir_all(&scratch)
+            .map_err(|e| format!("cannot create {}: {e}", scratch.display()))?;
         let text = cusafe_gen::emit::file(std::slice::from_ref(p)).text;
         put(&scratch.join("c.cu"), &text)?;
-        let out = if device_only { "c.o" } else { "c.bin" };
-        let c = command(cxx, &scratch, "c.cu", flavor, opt, device_only, out);
+        let out = if self.device_only { "c.o" } else { "c.bin" };
+        let c = command(
+            self.cxx,
+            &scratch,
+            "c.cu",
+            self.flavor,
+            self.opt,
+            self.device_only,
+            out,
+        );
         let (ok, _, stderr) = compile(c)?;
         Ok((ok, stderr))
-    };
+    }
+}
+
+/// The programs of a failing file that fail alone, each with the compiler's output.
+fn isolate<'p>(
+    b: &Build,
+    progs: &'p [cusafe_gen::Program],
+) -> Result<Vec<(&'p cusafe_gen::Program, String)>, String> {
+    let mut failing = Vec::new();
     for p in progs {
-        let (ok, stderr) = try_build(p)?;
-        if ok {
-            continue;
+        let (ok, stderr) = b.one(p)?;
+        if !ok {
+            failing.push((p, stderr));
         }
-        let want = first_error(&stderr);
-        let name = format!("{}-{flavor}-O{opt}", p.seed);
-        let out = dir.join("failures").join(&name);
-        if let Some((_, _, earlier)) = done.iter().find(|(s, e, _)| *s == p.seed && *e == want) {
-            // The same program failed the same way in another build: reduced once.
-            std::fs::create_dir_all(&out)
-                .map_err(|e| format!("cannot create {}: {e}", out.display()))?;
-            put(&out.join("stderr.txt"), &stderr)?;
-            put(&out.join("same-as"), &format!("{earlier}\n"))?;
-            return Ok(Some(name));
-        }
-        let mut err = None;
-        let (small, tests) = cusafe_gen::reduce::reduce(p, |c| match try_build(c) {
-            Ok((ok, e)) => !ok && first_error(&e) == want,
-            Err(e) => {
-                err = Some(e);
-                false
-            }
-        });
-        if let Some(e) = err {
-            return Err(e);
-        }
-        done.push((p.seed, want, name.clone()));
+    }
+    Ok(failing)
+}
+
+/// Reduces a program that fails alone while the same first error line recurs, and
+/// saves it under `failures/`; returns the directory's name.
+fn reduce_failure(
+    b: &Build,
+    p: &cusafe_gen::Program,
+    stderr: &str,
+    done: &mut Vec<(u64, String, String)>,
+) -> Result<String, String> {
+    let want = first_error(stderr);
+    let name = format!("{}-{}-O{}", p.seed, b.flavor, b.opt);
+    let out = b.dir.join("failures").join(&name);
+    if let Some((_, _, earlier)) = done.iter().find(|(s, e, _)| *s == p.seed && *e == want) {
+        // The same program failed the same way in another build: reduced once.
         std::fs::create_dir_all(&out)
             .map_err(|e| format!("cannot create {}: {e}", out.display()))?;
-        let (_, stderr) = try_build(&small)?;
-        put(
-            &out.join("reduced.cu"),
-            &cusafe_gen::emit::file(std::slice::from_ref(&small)).text,
-        )?;
-        put(
-            &out.join("reduced.json"),
-            &serde_json::to_string_pretty(&small).map_err(|e| e.to_string())?,
-        )?;
-        put(&out.join("stderr.txt"), &stderr)?;
-        put(&out.join("seed"), &format!("{}\n", p.seed))?;
-        eprintln!(
-            "cusafe gen build: program {} reduced in {tests} tests: {}",
-            p.seed,
-            out.display()
-        );
-        return Ok(Some(name));
+        put(&out.join("stderr.txt"), stderr)?;
+        put(&out.join("same-as"), &format!("{earlier}\n"))?;
+        return Ok(name);
     }
-    Ok(None)
+    let mut err = None;
+    let (small, tests) = cusafe_gen::reduce::reduce(p, |c| match b.one(c) {
+        Ok((ok, e)) => !ok && first_error(&e) == want,
+        Err(e) => {
+            err = Some(e);
+            false
+        }
+    });
+    if let Some(e) = err {
+        return Err(e);
+    }
+    done.push((p.seed, want, name.clone()));
+    std::fs::create_dir_all(&out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
+    let (_, stderr) = b.one(&small)?;
+    put(
+        &out.join("reduced.cu"),
+        &cusafe_gen::emit::file(std::slice::from_ref(&small)).text,
+    )?;
+    put(
+        &out.join("reduced.json"),
+        &serde_json::to_string_pretty(&small).map_err(|e| e.to_string())?,
+    )?;
+    put(&out.join("stderr.txt"), &stderr)?;
+    put(&out.join("seed"), &format!("{}\n", p.seed))?;
+    eprintln!(
+        "cusafe gen build: program {} reduced in {tests} tests: {}",
+        p.seed,
+        out.display()
+    );
+    Ok(name)
 }

@@ -423,6 +423,18 @@ fn instrumented_kernels_without_launch_bounds_past_64_registers_are_named_at_com
         w.contains("declares no __launch_bounds__") && w.contains("-maxrregcount=64"),
         "{w}"
     );
+    // Both counts, from the two builds' ptxas: the instrumented one above 64, the plain
+    // one (compiled again, device code only) below it.
+    let count = |after: &str| -> u32 {
+        let rest = &w[w.find(after).unwrap_or_else(|| panic!("{w}")) + after.len()..];
+        rest.split(|c: char| !c.is_ascii_digit())
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    let (instrumented, plain) = (count(") uses "), count("(the plain build: "));
+    assert!(plain < instrumented && instrumented > 64, "{w}");
     // The plain build of the same kernels is not this tool's concern.
     assert!(!build(true).contains("warning: kernel"));
 }

@@ -183,6 +183,24 @@ fn a_failing_build_is_reduced_and_a_difference_is_found_and_saved() {
         .filter(|n| n != "scratch")
         .collect();
     assert!(!failures.is_empty(), "{err}");
+    // Every program of a failing file that fails alone is listed, with the cause.
+    let build: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(t.path().join("b/build.json")).unwrap())
+            .unwrap();
+    let listed: Vec<u64> = build["failed_programs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            assert_eq!(f["cause"], "error: fake backend rejects atomicMax", "{f}");
+            f["seed"].as_u64().unwrap()
+        })
+        .collect();
+    assert_eq!(listed, with_max);
+    assert!(
+        out.contains(&format!("{} programs fail alone", with_max.len())),
+        "{out}"
+    );
     for f in &failures {
         let seed: u64 = f.split('-').next().unwrap().parse().unwrap();
         assert!(with_max.contains(&seed), "{f}");

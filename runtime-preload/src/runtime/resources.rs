@@ -50,7 +50,9 @@ impl Refusal<'_> {
             "cusafe: error: kernel {kernel} could not launch: too many resources requested \
              for launch (CUDA error 701). Built by cusafe, it uses {registers} registers per \
              thread, so a block can have at most {max_threads} threads; this launch asks for \
-             {threads}. The checks take registers a plain build does not. Fix: declare the \
+             {threads}. The checks take registers a plain build does not (cusafe-clang++'s \
+             compile-time warning about this kernel names the plain build's count). Fix: \
+             declare the \
              kernel __launch_bounds__({threads}) so that the compiler fits it to {threads} \
              threads, or build with -Xcuda-ptxas -maxrregcount={cap}, or launch at most \
              {max_threads} threads per block\n"
