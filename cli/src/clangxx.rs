@@ -35,6 +35,7 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
+use cusafe_format::pass_env;
 use thiserror::Error;
 
 use crate::locate::{LocateError, Locator, Lookup, Need};
@@ -42,16 +43,6 @@ use crate::{plain_registers, resources, shell};
 
 /// GPU architecture used when the command line names none.
 pub const DEFAULT_GPU_ARCH: &str = "sm_90";
-/// Environment variable that makes the pass plugin print a checks line per kernel.
-pub const STATS_ENV: &str = "CUSAFE_PASS_STATS";
-/// Environment variable that makes the pass build recover-mode cold paths.
-pub const RECOVER_ENV: &str = "CUSAFE_PASS_RECOVER";
-/// Environment variable that turns the pass's launch-time bounds off (value "0").
-pub const LAUNCH_BOUNDS_ENV: &str = "CUSAFE_PASS_LAUNCH_BOUNDS";
-/// Environment variable that makes the pass add device edge coverage ("1" or "warp").
-pub const COVERAGE_ENV: &str = "CUSAFE_PASS_COVERAGE";
-/// Environment variable that turns the pass's memory checks off (value "0").
-pub const CHECKS_ENV: &str = "CUSAFE_PASS_CHECKS";
 /// Floating-point contraction of CUDA compiles (plain and instrumented): `a*b+c` fused
 /// within one expression only. clang's CUDA default (`fast`) fuses across statements
 /// in the backend, where the checks' branches between a multiply and an add change
@@ -774,12 +765,12 @@ impl CommandLine {
             "1"
         };
         let env = [
-            (self.flags.stats, STATS_ENV, "1"),
-            (fuzz && instrument, RECOVER_ENV, "skip"),
-            (self.flags.recover && !fuzz, RECOVER_ENV, "1"),
-            (self.flags.no_launch_bounds, LAUNCH_BOUNDS_ENV, "0"),
-            (fuzz, COVERAGE_ENV, coverage),
-            (fuzz && !instrument, CHECKS_ENV, "0"),
+            (self.flags.stats, pass_env::STATS, "1"),
+            (fuzz && instrument, pass_env::RECOVER, "skip"),
+            (self.flags.recover && !fuzz, pass_env::RECOVER, "1"),
+            (self.flags.no_launch_bounds, pass_env::LAUNCH_BOUNDS, "0"),
+            (fuzz, pass_env::COVERAGE, coverage),
+            (fuzz && !instrument, pass_env::CHECKS, "0"),
         ]
         .into_iter()
         .filter(|&(on, _, _)| on)

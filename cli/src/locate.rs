@@ -29,7 +29,7 @@ pub const CLANG_ENV: &str = "CUSAFE_CLANG";
 /// Overrides the CUDA tree passed as `--cuda-path`.
 pub const CUDA_PATH_ENV: &str = "CUSAFE_CUDA_PATH";
 /// Overrides the pass plugin (a path to the `.so` itself).
-pub const PLUGIN_ENV: &str = "CUSAFE_PASS_PLUGIN";
+pub const PLUGIN_ENV: &str = cusafe_format::pass_env::PLUGIN;
 /// Overrides the runtime (a path to a file named `libcusafe_rt.so`).
 pub const RT_ENV: &str = "CUSAFE_RT_LIB";
 

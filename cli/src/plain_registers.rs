@@ -97,10 +97,9 @@ pub fn device_args(args: &[OsString], source: &str, output: &Path) -> Option<Vec
             continue;
         }
         // One architecture: a device-only compile of several cannot have one output.
-        if text.starts_with("--cuda-gpu-arch=") || text.starts_with("--offload-arch=") {
-            if std::mem::replace(&mut arch_seen, true) {
-                continue;
-            }
+        let arch = text.starts_with("--cuda-gpu-arch=") || text.starts_with("--offload-arch=");
+        if arch && std::mem::replace(&mut arch_seen, true) {
+            continue;
         }
         out.push(arg.clone());
     }

@@ -9,6 +9,8 @@
 //! * [`fuzz`]: the map layout and variables shared by `cusafe fuzz` and its targets.
 //! * [`rtpage`]: the fixed device address where device code finds the runtime's state.
 //! * [`report`]: the report page and record written by device code and read by the host.
+//! * [`stack`]: the marker of modules whose stack the driver cannot size.
+//! * [`pass_env`]: the names of the variables that configure the pass.
 //!
 //! `docs/formats.md` describes the same layouts in prose; the device runtime
 //! (`device-rt/cusafe_rt.c`) repeats the few constants it needs and a test checks
@@ -18,6 +20,7 @@ pub mod block;
 pub mod devheap;
 pub mod fuzz;
 pub mod launch;
+pub mod pass_env;
 pub mod pointer;
 pub mod pseudo;
 pub mod report;

@@ -9,10 +9,10 @@
 //!   the block then runs from the first access to the last, so a reported member is an
 //!   access the program makes), and
 //! * what its compare needs (root, address, run-time length, group base) is available
-//!   at the batch's first access, or (with `CUSAFE_PASS_BATCH_MOVE=1`) is pure
-//!   arithmetic in the block between the two (GEPs, integer arithmetic, casts,
-//!   compares, selects, special-register reads) that moves up to before the first
-//!   access.
+//!   at the batch's first access. Nothing moves to make it so: moving the pure
+//!   arithmetic between the two up (an experiment, measured in one-off ptxas runs on
+//!   2026-11-22) made more batches but kept every address live from the batch's branch
+//!   on: conv3d went 32 -> 72 registers, kmeans 54 -> 79, conv2d 32 -> 41.
 //!
 //! The first check that cannot join closes the batch and starts the next, so a batch
 //! never reports past a check that would have stopped the thread. Recover mode does not
@@ -22,25 +22,12 @@
 use crate::collect::{Access, Len};
 use crate::dom::Cfg;
 use crate::elim::{call_between, Anchor, Plan, RangePlan};
-use crate::ir::Ir;
-use crate::remat::{pure_value, value_operands};
 use llvm_sys::core::*;
 use llvm_sys::prelude::*;
-use std::collections::HashMap;
 
 /// Most checks one batch takes: every member's address is live from the batch's branch
 /// to its access.
 const MAX_UNITS: usize = 16;
-
-/// Whether pure instructions may move up to a batch's first access
-/// (`CUSAFE_PASS_BATCH_MOVE=1`; off by default). Moving makes batches of accesses whose
-/// addresses are computed one by one (a stencil's nine loads become one branch), but
-/// keeps every address live from the batch's branch on: in one-off ptxas experiments
-/// (2026-11-22, not scripted) conv3d went 32 -> 72 registers, kmeans 54 -> 79, conv2d
-/// 32 -> 41.
-fn move_allowed() -> bool {
-    crate::env::on(crate::env::BATCH_MOVE)
-}
 
 /// One check of a batch: (access, range, its plan before batching: a `Check` or a
 /// neighbouring group's `Leader`).
@@ -53,14 +40,9 @@ pub struct Batch {
     pub units: Vec<Unit>,
 }
 
-/// Where instructions moved: moved value -> the access it now comes right before.
-type Moved = HashMap<LLVMValueRef, LLVMValueRef>;
-
 /// Forms the batches of a planned function (see the module doc): units get
-/// `RangePlan::Batched`, values they need move up, anchors built after a batch's first
-/// access move to it.
-pub fn form(ir: &Ir, cfg: &Cfg, accesses: &[Access], plan: &mut Plan) {
-    let mut moved = Moved::new();
+/// `RangePlan::Batched`, anchors built after a batch's first access move to it.
+pub fn form(cfg: &Cfg, accesses: &[Access], plan: &mut Plan) {
     let mut batch: Vec<Unit> = Vec::new();
     let order = plan.order.clone();
     for &i in &order {
@@ -75,7 +57,9 @@ pub fn form(ir: &Ir, cfg: &Cfg, accesses: &[Access], plan: &mut Plan) {
                 batch.len() < MAX_UNITS
                     && unsafe { LLVMGetInstructionParent(leader) == LLVMGetInstructionParent(inst) }
                     && !call_between(leader, inst)
-                    && bring_up(ir, cfg, &needs(accesses, plan, i, k, p), leader, &mut moved)
+                    && needs(accesses, plan, i, k, p)
+                        .iter()
+                        .all(|&v| available(cfg, v, leader))
             });
             if !joins {
                 close(&mut batch, cfg, accesses, plan);
@@ -156,67 +140,9 @@ pub fn needs(
     out
 }
 
-/// Whether every value of `vals` is available right before `leader`, moving pure
-/// instructions of its block up to there when that makes them so. Moves nothing unless
-/// all of them can be.
-fn bring_up(
-    ir: &Ir,
-    cfg: &Cfg,
-    vals: &[LLVMValueRef],
-    leader: LLVMValueRef,
-    moved: &mut Moved,
-) -> bool {
-    let mut chain = Vec::new();
-    if !vals
-        .iter()
-        .all(|&v| available(cfg, v, leader, moved, &mut chain))
-    {
-        return false;
-    }
-    for v in chain {
-        unsafe {
-            LLVMInstructionRemoveFromParent(v);
-            ir.at(leader);
-            LLVMInsertIntoBuilder(ir.b, v);
-        }
-        moved.insert(v, leader);
-    }
-    true
-}
-
-/// Whether `v` is available before `leader`, or can be once the instructions pushed on
-/// `chain` (operands first) move there.
-fn available(
-    cfg: &Cfg,
-    v: LLVMValueRef,
-    leader: LLVMValueRef,
-    moved: &Moved,
-    chain: &mut Vec<LLVMValueRef>,
-) -> bool {
-    unsafe {
-        if LLVMIsAInstruction(v).is_null() || chain.contains(&v) {
-            return true;
-        }
-        if let Some(&at) = moved.get(&v) {
-            return at == leader || cfg.dominates(at, leader);
-        }
-        if cfg.dominates(v, leader) {
-            return true;
-        }
-        // Otherwise `v` is defined after the leader: in its block (it dominates the
-        // member, which the leader's block holds), and it moves up if it is pure.
-        if !move_allowed()
-            || LLVMGetInstructionParent(v) != LLVMGetInstructionParent(leader)
-            || !pure_value(v)
-        {
-            return false;
-        }
-        for o in value_operands(v) {
-            if !available(cfg, o, leader, moved, chain) {
-                return false;
-            }
-        }
-        chain.push(v);
-        true
-    }
+/// Whether `v` is available right before `leader`: a constant or argument, or an
+/// instruction that dominates it.
+fn available(cfg: &Cfg, v: LLVMValueRef, leader: LLVMValueRef) -> bool {
+    let constant = unsafe { LLVMIsAInstruction(v).is_null() };
+    constant || cfg.dominates(v, leader)
 }

@@ -78,32 +78,6 @@ pub const TRAP_FN: &str = "__cusafe_trap";
 /// The global through which trap-mode cold paths call [`TRAP_FN`].
 pub const TRAP_SLOT: &std::ffi::CStr = c"__cusafe_trap_slot";
 
-/// Whether the memory checks are built (`CUSAFE_PASS_CHECKS` unset, empty or 1; `env`). With
-/// `CUSAFE_PASS_CHECKS=0` the pass adds device coverage only (`coverage`): no checks, no
-/// launch-time windows, no re-laid-out locals or `__shared__` arrays, no device runtime
-/// (the coverage-only baseline of fuzz builds).
-pub fn enabled() -> bool {
-    crate::env::on(crate::env::CHECKS)
-}
-
-/// Whether the build keeps going after a device report (`CUSAFE_PASS_RECOVER=1`, set by
-/// `cusafe-clang++ --cusafe-recover`, or `skip`): cold paths that return and skip the
-/// access.
-pub fn recover_build() -> bool {
-    crate::env::on(crate::env::RECOVER)
-}
-
-/// Whether every failing access of a recover build is skipped (`CUSAFE_PASS_RECOVER=skip`,
-/// set by `cusafe-clang++ --cusafe-fuzz`): no check is merged with its neighbours', made
-/// per stride, batched or hoisted out of a loop, since those let the accesses they cover
-/// run after a report, and a far one can then fault and end the CUDA context (the
-/// attention fuzz target's kernel, with 10 loop-range and 5 merged checks in a recover
-/// build, met error 700 after recovered reports on the H100; built this way it has none,
-/// and its campaigns saved no crash).
-pub fn skip_every_access() -> bool {
-    crate::env::recover_skip()
-}
-
 /// Module-level things every check uses.
 pub struct Checker {
     report_ty: LLVMTypeRef,
@@ -116,6 +90,8 @@ pub struct Checker {
     no_header: LLVMValueRef,
     /// Whether the module makes pseudo-pointers (escaping locals or `__shared__` arrays).
     pseudo: bool,
+    /// A recover build: cold paths return and the access is skipped.
+    recover: bool,
     kernels: Vec<LLVMValueRef>,
     /// The launch-time windows of kernel pointer parameters (`crate::launch`).
     windows: crate::launch::Windows,
@@ -135,12 +111,13 @@ impl Drop for Checker {
 impl Checker {
     /// Declares the cold-path functions and the no-header word in the module. `pseudo`:
     /// whether the module makes pseudo-pointers; `kernels`: its kernels; `windows`: the
-    /// launch-time windows of kernel parameters.
+    /// launch-time windows of kernel parameters; `recover`: a recover build.
     pub fn new(
         ir: &Ir,
         pseudo: bool,
         kernels: &[LLVMValueRef],
         windows: crate::launch::Windows,
+        recover: bool,
     ) -> Checker {
         unsafe {
             // (addr, root, size compared against, access length, site): device-rt works
@@ -159,7 +136,7 @@ impl Checker {
             LLVMSetInitializer(no_header, ir.c64(0));
             LLVMSetLinkage(no_header, LLVMLinkage::LLVMInternalLinkage);
             let trap_fn = declare(TRAP_FN, trap_ty);
-            let trap_slot = (!recover_build()).then(|| {
+            let trap_slot = (!recover).then(|| {
                 let slot =
                     LLVMAddGlobalInAddressSpace(ir.module, ir.ptr, TRAP_SLOT.as_ptr(), AS_GLOBAL);
                 LLVMSetInitializer(slot, trap_fn);
@@ -174,6 +151,7 @@ impl Checker {
                 trap_slot,
                 no_header,
                 pseudo,
+                recover,
                 kernels: kernels.to_vec(),
                 windows,
                 aux: LLVMCreateBuilderInContext(ir.ctx),
@@ -203,7 +181,7 @@ impl Checker {
     /// recover-mode build, or an out-of-line pseudo-pointer check): code between such a
     /// check and its access does not dominate what follows the access.
     pub fn may_skip(&self, acc: &Access) -> bool {
-        recover_build() || acc.ranges.iter().any(|r| self.out_of_line(r, r.root))
+        self.recover || acc.ranges.iter().any(|r| self.out_of_line(r, r.root))
     }
 
     /// Instruments one access of function `func`: a check per planned range before it,

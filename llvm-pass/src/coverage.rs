@@ -42,21 +42,6 @@ pub enum Mode {
     Warp,
 }
 
-/// The coverage mode `CUSAFE_PASS_COVERAGE` asks for: unset, empty or `0` none, `1`
-/// [`Mode::Store`], `warp` [`Mode::Warp`]; anything else is an error.
-pub fn mode() -> Result<Option<Mode>, String> {
-    match std::env::var("CUSAFE_PASS_COVERAGE") {
-        Err(std::env::VarError::NotPresent) => Ok(None),
-        Ok(v) if v.is_empty() || v == "0" => Ok(None),
-        Ok(v) if v == "1" => Ok(Some(Mode::Store)),
-        Ok(v) if v == "warp" => Ok(Some(Mode::Warp)),
-        Ok(v) => Err(format!(
-            "CUSAFE_PASS_COVERAGE={v}: accepted values are 1 (a store per edge) and warp (the warp's leader stores)"
-        )),
-        Err(e) => Err(format!("CUSAFE_PASS_COVERAGE: {e}")),
-    }
-}
-
 /// The map index of block `ordinal` of `function` in the module built from `file`:
 /// 64-bit FNV-1a over `file`, a 0 byte, `function`, a 0 byte and `ordinal` (4 bytes,
 /// little endian), its high half xor-ed into its low half, modulo [`COVERAGE_BYTES`].

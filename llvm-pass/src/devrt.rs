@@ -30,15 +30,10 @@ const ENTRIES: [&str; 8] = [
     SIZE_FN,
 ];
 
-/// Whether calls of [`FAIL_FN`] are inlined (`CUSAFE_PASS_INLINE_COLD` unset, empty or 1;
-/// the IR tests set 0 to read the cold calls' arguments).
-fn inline_cold() -> bool {
-    crate::env::on(crate::env::INLINE_COLD)
-}
-
 /// Links the runtime into `ir.module`, makes its entry points internal, inlines every
-/// call of [`FAIL_FN`] and deletes the entry points nothing calls.
-pub fn link(ir: &Ir) -> Result<(), String> {
+/// call of [`FAIL_FN`] (unless `inline_cold` is off: the IR tests read the cold calls'
+/// arguments) and deletes the entry points nothing calls.
+pub fn link(ir: &Ir, inline_cold: bool) -> Result<(), String> {
     unsafe {
         let buf = LLVMCreateMemoryBufferWithMemoryRange(
             RUNTIME_BC.as_ptr() as *const _,
@@ -74,7 +69,7 @@ pub fn link(ir: &Ir) -> Result<(), String> {
             }
         }
         // Collected first: inlining removes the calls.
-        let inlined: Vec<LLVMValueRef> = if inline_cold() {
+        let inlined: Vec<LLVMValueRef> = if inline_cold {
             uses(function(ir, FAIL_FN))
                 .into_iter()
                 .map(|(call, _)| call)

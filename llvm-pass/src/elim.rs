@@ -61,6 +61,7 @@ use crate::dom::Cfg;
 use crate::hull::Hull;
 use crate::ir::{callee, is_intrinsic, opcode, Ir};
 use crate::loops::LoopRanges;
+use crate::options::{PassOptions, Recover};
 use crate::range::Ranges;
 use crate::remat::Remat;
 use crate::stride::Stride;
@@ -293,11 +294,6 @@ impl Plan {
     }
 }
 
-/// Whether check elimination is on (`CUSAFE_PASS_OPT` unset, empty or 1; `env`).
-pub fn enabled() -> bool {
-    crate::env::on(crate::env::OPT)
-}
-
 fn same_len(a: &Len, b: &Len) -> bool {
     match (a, b) {
         (Len::Const(x), Len::Const(y)) => x >= y,
@@ -521,14 +517,15 @@ fn group_neighbours(ir: &Ir, cfg: &Cfg, accesses: &[Access], plan: &mut Plan) {
 
 /// Plans the checks of one function's accesses. `may_skip`: the accesses whose checks
 /// can skip them (`Checker::may_skip`); `scoped` says the function marks local scopes
-/// (no recurring elimination then); `on` is [`enabled`].
+/// (no recurring elimination then); `opts`: whether to eliminate at all
+/// ([`PassOptions::optimise`]) and the recover mode, which keeps some forms out.
 pub fn plan(
     ir: &Ir,
     cfg: &Cfg,
     accesses: &[Access],
     may_skip: &HashSet<LLVMValueRef>,
     scoped: bool,
-    on: bool,
+    opts: &PassOptions,
 ) -> Plan {
     let block_of = |a: &Access| cfg.block_index(unsafe { LLVMGetInstructionParent(a.inst) });
     let mut order: Vec<usize> = (0..accesses.len()).collect();
@@ -542,7 +539,7 @@ pub fn plan(
             .collect(),
         ..Plan::default()
     };
-    let Some(first) = accesses.first().filter(|_| on) else {
+    let Some(first) = accesses.first().filter(|_| opts.optimise) else {
         plan.order = order;
         return plan;
     };
@@ -609,17 +606,17 @@ pub fn plan(
         }
     }
     plan.order = order;
-    if !scoped && !crate::check::skip_every_access() {
+    if !scoped && opts.recover != Recover::Skip {
         // A scope can end between two neighbours or two trips, and a strict recover
         // build skips each failing access: every access then keeps its own check.
         group_neighbours(ir, cfg, accesses, &mut plan);
         crate::stride::form(ir, cfg, accesses, &mut plan);
-        if !crate::check::recover_build() {
+        if !opts.recover_build() {
             crate::hull::form(ir, cfg, accesses, &mut plan);
         }
         hoist_loop_ranges(&scev, accesses, &mut plan);
-        crate::batch::form(ir, cfg, accesses, &mut plan);
-        if !crate::check::recover_build() {
+        crate::batch::form(cfg, accesses, &mut plan);
+        if !opts.recover_build() {
             hoist_verdicts(cfg, accesses, &mut plan);
         }
     }

@@ -27,12 +27,6 @@ extern "C" {
 /// kernel whose parameters and windows would not fit keeps decoding its pointers.
 const PARAM_SPACE: u64 = 4096;
 
-/// Whether launch-time bounds are on: with the checks (`CUSAFE_PASS_CHECKS`) and check
-/// elimination (`CUSAFE_PASS_OPT`), unless `CUSAFE_PASS_LAUNCH_BOUNDS=0`.
-pub fn enabled() -> bool {
-    crate::check::enabled() && crate::elim::enabled() && crate::env::on(crate::env::LAUNCH_BOUNDS)
-}
-
 /// The windows of the rewritten kernels' pointer parameters, by parameter.
 pub type Windows = HashMap<LLVMValueRef, RootPart>;
 

@@ -22,7 +22,6 @@ mod coverage;
 mod devrt;
 mod dom;
 mod elim;
-mod env;
 mod heap;
 mod hull;
 mod ir;
@@ -30,6 +29,7 @@ mod kernels;
 mod launch;
 mod locals;
 mod loops;
+mod options;
 mod plugin;
 mod range;
 mod remat;
@@ -43,6 +43,7 @@ mod strip;
 use ir::Ir;
 use llvm_sys::core::*;
 use llvm_sys::prelude::*;
+use options::PassOptions;
 
 /// Entry point called by the C++ shim for each module. Returns whether the module changed.
 ///
@@ -54,9 +55,9 @@ pub unsafe extern "C" fn cusafe_run_on_module(m: LLVMModuleRef) -> bool {
     if !triple.to_string_lossy().starts_with("nvptx") {
         return false;
     }
-    let coverage = settings();
+    let opts = options();
     let ir = unsafe { Ir::new(m) };
-    if let Err(e) = instrument_module(&ir, coverage) {
+    if let Err(e) = instrument_module(&ir, &opts) {
         // No Result crosses into LLVM: say what failed and stop the compile.
         eprintln!("cusafe: error: {e}; please report this with the input file (compile with --cusafe-no-instrument to build without cusafe)");
         std::process::exit(70);
@@ -75,21 +76,19 @@ pub unsafe extern "C" fn cusafe_windows_on_module(m: LLVMModuleRef) -> bool {
     if !triple.to_string_lossy().starts_with("nvptx") {
         return false;
     }
-    settings();
-    if !launch::enabled() {
+    if !options().launch_windows() {
         return false;
     }
     let ir = unsafe { Ir::new(m) };
     launch::add_windows(&ir, &kernels::kernels(m)) > 0
 }
 
-/// Checks the `CUSAFE_PASS_*` variables and returns the coverage mode. A bad value
-/// stops the compile here, at the pass's first contact with a device module, with one
-/// line naming the variable and its accepted values (exit status 64, clang then says
-/// the frontend failed): never a panic inside clang, never a guess.
-fn settings() -> Option<coverage::Mode> {
-    let checked = env::validate().and_then(|()| coverage::mode());
-    checked.unwrap_or_else(|e| {
+/// Reads the pass's options from the `CUSAFE_PASS_*` variables. A bad value stops the
+/// compile here, at the pass's first contact with a device module, with one line naming
+/// the variable and its accepted values (exit status 64, clang then says the frontend
+/// failed): never a panic inside clang, never a guess.
+fn options() -> PassOptions {
+    PassOptions::from_env().unwrap_or_else(|e| {
         eprintln!("cusafe: error: {e}");
         std::process::exit(64);
     })
@@ -109,11 +108,11 @@ fn defined_functions(m: LLVMModuleRef) -> Vec<LLVMValueRef> {
     out
 }
 
-fn instrument_module(ir: &Ir, coverage: Option<coverage::Mode>) -> Result<(), String> {
-    let want_stats = env::on(env::STATS);
+fn instrument_module(ir: &Ir, opts: &PassOptions) -> Result<(), String> {
+    let want_stats = opts.stats;
     // Kernels have their windows from the start of the pipeline (clang); `opt
     // -passes=cusafe` runs this pass alone, which adds them here.
-    if launch::enabled() {
+    if opts.launch_windows() {
         launch::add_windows(ir, &kernels::kernels(ir.module));
     }
     let kernels = kernels::kernels(ir.module);
@@ -129,7 +128,7 @@ fn instrument_module(ir: &Ir, coverage: Option<coverage::Mode>) -> Result<(), St
     // Coverage first, on the program's blocks only: no check or cold path exists yet,
     // and the device runtime (and libdevice's `__nv_*`, when not inlined) get none.
     let mut points = std::collections::HashMap::new();
-    if let Some(mode) = coverage {
+    if let Some(mode) = opts.coverage {
         let file = coverage::source_file(ir.module);
         for &f in functions
             .iter()
@@ -138,7 +137,7 @@ fn instrument_module(ir: &Ir, coverage: Option<coverage::Mode>) -> Result<(), St
             points.insert(f, coverage::instrument(ir, f, mode, &file));
         }
     }
-    if !check::enabled() {
+    if !opts.checks {
         if want_stats {
             for &f in &functions {
                 let s = stats::Stats {
@@ -148,7 +147,7 @@ fn instrument_module(ir: &Ir, coverage: Option<coverage::Mode>) -> Result<(), St
                 stat_line(f, &s);
             }
         }
-        return verify_if_asked(ir.module);
+        return verify_if_asked(ir.module, opts);
     }
     let windows = launch::windows(ir, &kernels);
     let mut sites = sites::Sites::default();
@@ -167,8 +166,14 @@ fn instrument_module(ir: &Ir, coverage: Option<coverage::Mode>) -> Result<(), St
         }
     }
     let tagged_shared = shared::instrument(ir, &functions);
-    let checker = check::Checker::new(ir, tagged_locals + tagged_shared > 0, &kernels, windows);
-    let optimise = elim::enabled();
+    let checker = check::Checker::new(
+        ir,
+        tagged_locals + tagged_shared > 0,
+        &kernels,
+        windows,
+        opts.recover_build(),
+    );
+    let optimise = opts.optimise;
     if tagged_locals > 0 {
         for &k in &kernels {
             locals::reset_depth_at_entry(ir, k);
@@ -194,7 +199,7 @@ fn instrument_module(ir: &Ir, coverage: Option<coverage::Mode>) -> Result<(), St
             &found.accesses,
             &may_skip,
             scoped.contains(&f),
-            optimise,
+            opts,
         );
         let escapes = arith::collect(ir, &insts);
         for e in &escapes {
@@ -223,13 +228,13 @@ fn instrument_module(ir: &Ir, coverage: Option<coverage::Mode>) -> Result<(), St
             stat_line(f, &s);
         }
     }
-    devrt::link(ir)?;
-    verify_if_asked(ir.module)
+    devrt::link(ir, opts.inline_cold)?;
+    verify_if_asked(ir.module, opts)
 }
 
 /// [`verify`] when `CUSAFE_PASS_VERIFY=1`.
-fn verify_if_asked(m: LLVMModuleRef) -> Result<(), String> {
-    if env::on(env::VERIFY) {
+fn verify_if_asked(m: LLVMModuleRef, opts: &PassOptions) -> Result<(), String> {
+    if opts.verify {
         verify(m)?;
     }
     Ok(())

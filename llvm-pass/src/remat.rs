@@ -15,7 +15,7 @@ const MAX_CLONES: usize = 16;
 
 /// Instructions that compute a value and nothing else, and cannot trap: free to run
 /// earlier in their block, or twice.
-pub fn pure_value(v: LLVMValueRef) -> bool {
+fn pure_value(v: LLVMValueRef) -> bool {
     use LLVMOpcode::*;
     match opcode(v) {
         Some(
@@ -32,7 +32,7 @@ pub fn pure_value(v: LLVMValueRef) -> bool {
 }
 
 /// The operands of `v` that are values (a call's callee is not).
-pub fn value_operands(v: LLVMValueRef) -> impl Iterator<Item = LLVMValueRef> {
+fn value_operands(v: LLVMValueRef) -> impl Iterator<Item = LLVMValueRef> {
     let n = unsafe { LLVMGetNumOperands(v) } as u32;
     let n = if opcode(v) == Some(LLVMOpcode::LLVMCall) {
         n - 1

@@ -180,9 +180,9 @@ fn command(
         .arg("-fno-crash-diagnostics");
     if device_only {
         c.args(["--cuda-device-only", "-c"]);
-        c.env("CUSAFE_PASS_VERIFY", "1");
+        c.env(cusafe_format::pass_env::VERIFY, "1");
     }
-    c.env("CUSAFE_PASS_STATS", "1");
+    c.env(cusafe_format::pass_env::STATS, "1");
     c.arg(src).arg("-o").arg(output);
     c
 }

@@ -11,9 +11,10 @@
 ; RUN: %not env CUSAFE_PASS_LAUNCH_BOUNDS=x %opt %s -o /dev/null 2>&1 | FileCheck %s --check-prefix=BOUNDS
 ; RUN: %not env CUSAFE_PASS_VERIFY=always %opt %s -o /dev/null 2>&1 | FileCheck %s --check-prefix=VERIFY
 ; RUN: %not env CUSAFE_PASS_INLINE_COLD=-1 %opt %s -o /dev/null 2>&1 | FileCheck %s --check-prefix=INLINE
-; RUN: %not env CUSAFE_PASS_BATCH_MOVE=on %opt %s -o /dev/null 2>&1 | FileCheck %s --check-prefix=MOVE
+; A variable the pass does not read (a switch that is gone, or a misspelling).
+; RUN: %not env CUSAFE_PASS_BATCH_MOVE=1 %opt %s -o /dev/null 2>&1 | FileCheck %s --check-prefix=UNKNOWN
 ; Accepted spellings, and empty = unset.
-; RUN: env CUSAFE_PASS_CHECKS=true CUSAFE_PASS_OPT=false CUSAFE_PASS_RECOVER=skip CUSAFE_PASS_BATCH_MOVE= %opt %s -o /dev/null
+; RUN: env CUSAFE_PASS_CHECKS=true CUSAFE_PASS_OPT=false CUSAFE_PASS_RECOVER=skip CUSAFE_PASS_STATS= %opt %s -o /dev/null
 ; Corrupt input: text that is not IR, truncated bitcode, a bitcode magic and garbage.
 ; RUN: printf 'this is not IR\n' > %t.junk.ll
 ; RUN: %not %opt %t.junk.ll -o /dev/null 2>&1 | FileCheck %s --check-prefix=JUNK --implicit-check-not='Stack dump'
@@ -41,6 +42,6 @@ define void @k(ptr %a, i64 %i) {
 ; BOUNDS: cusafe: error: CUSAFE_PASS_LAUNCH_BOUNDS=x: accepted values are 0 and 1
 ; VERIFY: cusafe: error: CUSAFE_PASS_VERIFY=always: accepted values are 0 and 1
 ; INLINE: cusafe: error: CUSAFE_PASS_INLINE_COLD=-1: accepted values are 0 and 1
-; MOVE: cusafe: error: CUSAFE_PASS_BATCH_MOVE=on: accepted values are 0 and 1
+; UNKNOWN: cusafe: error: CUSAFE_PASS_BATCH_MOVE is not a variable the pass reads (it reads CUSAFE_PASS_STATS, {{.*}}); unset it
 ; JUNK: error: expected top-level entity
 ; TRUNC: error:

@@ -1,0 +1,22 @@
+//! The environment variables that configure the pass (`CUSAFE_PASS_*`): their names,
+//! shared by the pass, which reads them once into its options, and by the tools that
+//! set them for clang (`cusafe-clang++`'s flags, `cusafe gen build`).
+
+/// `1`: a checks line per function on stderr.
+pub const STATS: &str = "CUSAFE_PASS_STATS";
+/// `1`: the LLVM verifier after instrumenting.
+pub const VERIFY: &str = "CUSAFE_PASS_VERIFY";
+/// `0`: no memory checks (coverage only).
+pub const CHECKS: &str = "CUSAFE_PASS_CHECKS";
+/// `0`: no check elimination.
+pub const OPT: &str = "CUSAFE_PASS_OPT";
+/// `0`: no launch-time bounds for kernels.
+pub const LAUNCH_BOUNDS: &str = "CUSAFE_PASS_LAUNCH_BOUNDS";
+/// `0`: cold paths stay calls (the IR tests read them so).
+pub const INLINE_COLD: &str = "CUSAFE_PASS_INLINE_COLD";
+/// `1`: cold paths that go on after a report; `skip`: and skip every failing access.
+pub const RECOVER: &str = "CUSAFE_PASS_RECOVER";
+/// `1` or `warp`: device edge coverage for `cusafe fuzz`.
+pub const COVERAGE: &str = "CUSAFE_PASS_COVERAGE";
+/// Not read by the pass: where `cusafe-clang++` finds the pass plugin.
+pub const PLUGIN: &str = "CUSAFE_PASS_PLUGIN";
