@@ -22,16 +22,12 @@
 //!   lowest lane of `llvm.nvvm.activemask`, compared with
 //!   `llvm.nvvm.read.ptx.sreg.laneid` — behind a branch.
 
+use crate::ffi::{cusafe_split_critical_edges, cusafe_split_if};
 use crate::ir::{mark_nocheck, Ir, NONAME};
 use cusafe_format::rtpage::{COVERAGE_BYTES, COVERAGE_OFFSET, RTPAGE_ADDR};
 use llvm_sys::core::*;
 use llvm_sys::prelude::*;
 use llvm_sys::LLVMIntPredicate;
-
-extern "C" {
-    fn cusafe_split_critical_edges(f: LLVMValueRef) -> u32;
-    fn cusafe_split_if(cond: LLVMValueRef, before: LLVMValueRef) -> LLVMValueRef;
-}
 
 /// How each block records that it ran.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,15 +1,10 @@
 //! Thin helpers over the LLVM C API (llvm-sys) used by the instrumentation.
 
+use crate::ffi::{cusafe_inline_call, cusafe_split_before, cusafe_split_if_then};
 use llvm_sys::core::*;
 use llvm_sys::prelude::*;
 use llvm_sys::target::{LLVMGetModuleDataLayout, LLVMStoreSizeOfType, LLVMTargetDataRef};
 use llvm_sys::{LLVMIntPredicate, LLVMOpcode, LLVMTypeKind};
-
-extern "C" {
-    fn cusafe_split_if_then(cond: LLVMValueRef, before: LLVMValueRef) -> LLVMValueRef;
-    fn cusafe_split_before(before: LLVMValueRef) -> LLVMBasicBlockRef;
-    fn cusafe_inline_call(call: LLVMValueRef) -> bool;
-}
 
 /// Address space of global memory in NVPTX.
 pub const AS_GLOBAL: u32 = 1;

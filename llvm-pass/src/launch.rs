@@ -7,6 +7,7 @@
 //! The marker global (`__cusafe_windows_<kernel>`) tells the runtime that the kernel
 //! takes windows; a kernel without one is launched as it is.
 
+use crate::ffi::{cusafe_add_i64_params, cusafe_param_bytes, cusafe_param_is_byval};
 use std::collections::HashMap;
 
 use cusafe_format::launch::{layout_symbol, Layout};
@@ -16,12 +17,6 @@ use llvm_sys::{LLVMLinkage, LLVMTypeKind};
 
 use crate::check::RootPart;
 use crate::ir::{Ir, AS_GENERIC, AS_GLOBAL};
-
-extern "C" {
-    fn cusafe_param_bytes(f: LLVMValueRef, i: u32) -> u64;
-    fn cusafe_param_is_byval(f: LLVMValueRef, i: u32) -> bool;
-    fn cusafe_add_i64_params(f: LLVMValueRef, n: u32) -> LLVMValueRef;
-}
 
 /// Kernel parameter space every GPU takes (the 32 KiB of newer drivers is opt-in): a
 /// kernel whose parameters and windows would not fit keeps decoding its pointers.

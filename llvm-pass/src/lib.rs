@@ -22,6 +22,7 @@ mod coverage;
 mod devrt;
 mod dom;
 mod elim;
+mod ffi;
 mod heap;
 mod hull;
 mod ir;

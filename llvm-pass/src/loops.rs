@@ -3,30 +3,11 @@
 //! one check there can stand for the check on every trip (`elim`).
 
 use crate::collect::Range;
+use crate::ffi::{
+    cusafe_loop_range, cusafe_loop_ranges_free, cusafe_loop_ranges_new, cusafe_signed_range,
+    cusafe_simplify_loops, LoopRangesRef,
+};
 use llvm_sys::prelude::*;
-
-extern "C" {
-    fn cusafe_simplify_loops(f: LLVMValueRef);
-    fn cusafe_loop_ranges_new(f: LLVMValueRef) -> *mut std::ffi::c_void;
-    fn cusafe_loop_ranges_free(s: *mut std::ffi::c_void);
-    fn cusafe_loop_range(
-        s: *mut std::ffi::c_void,
-        inst: LLVMValueRef,
-        ptr: LLVMValueRef,
-        root: LLVMValueRef,
-        below: u64,
-        len: u64,
-        lo: *mut LLVMValueRef,
-        span: *mut LLVMValueRef,
-        at: *mut LLVMValueRef,
-    ) -> bool;
-    fn cusafe_signed_range(
-        s: *mut std::ffi::c_void,
-        v: LLVMValueRef,
-        lo: *mut i64,
-        hi: *mut i64,
-    ) -> bool;
-}
 
 /// Gives every loop of function `f` a preheader (loop-simplify form, through the shim),
 /// where the optimizer's last clean-ups folded it away: hoisted root halves and loop
@@ -38,7 +19,7 @@ pub fn simplify(f: LLVMValueRef) {
 /// One function's loop analyses (dominators, loops, scalar evolution). Build it before
 /// the function changes and drop it before instrumenting: the analyses do not follow
 /// later edits.
-pub struct LoopRanges(*mut std::ffi::c_void);
+pub struct LoopRanges(LoopRangesRef);
 
 /// The range of one access over its loop.
 pub struct LoopRange {
