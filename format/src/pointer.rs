@@ -59,7 +59,7 @@ pub const fn window_base(t: u32) -> u64 {
     (t as u64) << TAG_SHIFT
 }
 
-/// The pointer-arithmetic rule (paper §4.2): `q = p + off` gets the poison bit when
+/// The pointer-arithmetic rule: `q = p + off` gets the poison bit when
 /// it leaves the `2^(t+3)`-byte block that `p` points into. Foreign pointers are
 /// never poisoned by this rule; a poisoned `p` stays poisoned whatever `off` is
 /// (even when the addition carries into bit 63). Never traps.

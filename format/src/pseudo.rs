@@ -1,4 +1,4 @@
-//! Local-memory pseudo-pointers and stack epochs (CuSafe paper §4.3).
+//! Local-memory pseudo-pointers and stack epochs.
 //!
 //! A local array whose address escapes the function that owns it (passed to a call,
 //! stored, returned) is re-laid-out as a block `[16-byte header | payload | >= 1 byte]`

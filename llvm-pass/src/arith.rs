@@ -1,4 +1,4 @@
-//! The pointer-arithmetic rule (paper §4.2): a GEP result that escapes the view of the
+//! The pointer-arithmetic rule (`format::pointer`): a GEP result that escapes the view of the
 //! checks (stored, passed, returned, merged in a phi/select, cast to an integer) gets
 //! the poison bit when it lies outside the block of its root. Results used only as the
 //! address of checked accesses, by further GEPs or by comparisons need no rule: those

@@ -3,7 +3,7 @@
 //! then yields zero); in trap mode the report never returns.
 //!
 //! ```text
-//!   root half (shared, or hoisted to a loop preheader: see elim.rs)
+//!   root half (shared, or hoisted to a loop preheader: see elim/mod.rs)
 //!     ri = root; t = ri >> 41; in = (t - 1) <u 35  (false for any root with bits 47..63)
 //!     base = ri & (-1 << (t + 3)); hdr = load i64 (in ? base : @__cusafe_no_header)
 //!     tagged = ri >=u 1 << 47                       (poisoned or pseudo)
@@ -21,11 +21,12 @@
 //! Foreign pointers (tag outside 1..=35) read a zero word from a module global instead
 //! of a header, so the fast path has one branch and no guarded load.
 
-use crate::batch::{anchor_of, Unit};
-use crate::classify::{may_be_pseudo, ObjSize, Object};
+use crate::classify::{ObjSize, Object};
 use crate::collect::{Access, Len, Range, Target};
-use crate::elim::{Anchor, LoopCheck, Plan, RangePlan};
+use crate::elim::plan::{Anchor, LoopCheck, Plan, RangeId, RangePlan, Unit};
+use crate::elim::ColdPaths;
 use crate::ir::{addr_space, Ir, AS_GLOBAL};
+use crate::launch::{RootPart, Windows};
 use crate::sites::Sites;
 use cusafe_format::block::{class_shift, PREFIX};
 use cusafe_format::pointer::{FOREIGN_WINDOW, MAX_TAG, MIN_TAG, TAG_SHIFT};
@@ -39,21 +40,6 @@ use std::collections::HashMap;
 
 /// Root halves of heap checks already built, by where they were built.
 pub type RootParts = HashMap<Anchor, RootPart>;
-
-/// The root half of a heap check: everything that depends on the root alone (see
-/// `Checker::root_part`).
-#[derive(Clone, Copy)]
-pub struct RootPart {
-    start: LLVMValueRef,
-    limit: LLVMValueRef,
-}
-
-impl RootPart {
-    /// The window `start`, `limit` (i64 values).
-    pub fn new(start: LLVMValueRef, limit: LLVMValueRef) -> RootPart {
-        RootPart { start, limit }
-    }
-}
 
 /// Values replaced by recover-mode phis: a loaded value used as a later access's root or
 /// address must be read through its phi, which dominates where the original no longer does.
@@ -88,13 +74,10 @@ pub struct Checker {
     /// (see `cold_call`).
     trap_slot: Option<LLVMValueRef>,
     no_header: LLVMValueRef,
-    /// Whether the module makes pseudo-pointers (escaping locals or `__shared__` arrays).
-    pseudo: bool,
-    /// A recover build: cold paths return and the access is skipped.
-    recover: bool,
-    kernels: Vec<LLVMValueRef>,
+    /// Which cold path each check gets (the planner's view of them).
+    cold: ColdPaths,
     /// The launch-time windows of kernel pointer parameters (`crate::launch`).
-    windows: crate::launch::Windows,
+    windows: Windows,
     /// Builds the bounds of [`Checker::bound`] next to their window, wherever the main
     /// builder is.
     aux: LLVMBuilderRef,
@@ -109,16 +92,10 @@ impl Drop for Checker {
 }
 
 impl Checker {
-    /// Declares the cold-path functions and the no-header word in the module. `pseudo`:
-    /// whether the module makes pseudo-pointers; `kernels`: its kernels; `windows`: the
-    /// launch-time windows of kernel parameters; `recover`: a recover build.
-    pub fn new(
-        ir: &Ir,
-        pseudo: bool,
-        kernels: &[LLVMValueRef],
-        windows: crate::launch::Windows,
-        recover: bool,
-    ) -> Checker {
+    /// Declares the cold-path functions and the no-header word in the module. `cold`:
+    /// which cold path each check gets (a recover build's return); `windows`: the
+    /// launch-time windows of kernel parameters.
+    pub fn new(ir: &Ir, cold: ColdPaths, windows: Windows) -> Checker {
         unsafe {
             // (addr, root, size compared against, access length, site): device-rt works
             // out the rest; every argument is a register live at the call.
@@ -136,7 +113,7 @@ impl Checker {
             LLVMSetInitializer(no_header, ir.c64(0));
             LLVMSetLinkage(no_header, LLVMLinkage::LLVMInternalLinkage);
             let trap_fn = declare(TRAP_FN, trap_ty);
-            let trap_slot = (!recover).then(|| {
+            let trap_slot = (!cold.recover).then(|| {
                 let slot =
                     LLVMAddGlobalInAddressSpace(ir.module, ir.ptr, TRAP_SLOT.as_ptr(), AS_GLOBAL);
                 LLVMSetInitializer(slot, trap_fn);
@@ -150,20 +127,12 @@ impl Checker {
                 trap_ty,
                 trap_slot,
                 no_header,
-                pseudo,
-                recover,
-                kernels: kernels.to_vec(),
+                cold,
                 windows,
                 aux: LLVMCreateBuilderInContext(ir.ctx),
                 bounds: RefCell::new(HashMap::new()),
             }
         }
-    }
-
-    /// Whether the check of range `r` (its root before recover-mode phis: `root`) goes to
-    /// `__cusafe_slow`, which finishes pseudo-pointer checks and may return "skip".
-    fn out_of_line(&self, r: &Range, root: LLVMValueRef) -> bool {
-        self.pseudo && matches!(r.target, Target::Heap) && may_be_pseudo(root, &self.kernels)
     }
 
     /// Whether accesses rooted at `root` may keep the root's bits 47..63 (no strip): a
@@ -175,13 +144,6 @@ impl Checker {
             && self
                 .windows
                 .contains_key(&crate::classify::strip_casts(root))
-    }
-
-    /// Whether a check of `acc` can return from its cold path and skip the access (a
-    /// recover-mode build, or an out-of-line pseudo-pointer check): code between such a
-    /// check and its access does not dominate what follows the access.
-    pub fn may_skip(&self, acc: &Access) -> bool {
-        self.recover || acc.ranges.iter().any(|r| self.out_of_line(r, r.root))
     }
 
     /// Instruments one access of function `func`: a check per planned range before it,
@@ -208,20 +170,28 @@ impl Checker {
         let emits: Vec<(usize, Vec<Unit>)> = plans
             .iter()
             .enumerate()
-            .filter_map(|(k, &p)| match p {
-                RangePlan::Batched(b) => {
-                    let units = &plan.batches[b].units;
-                    (units[0].0 == index && units[0].1 == k).then(|| (k, units.clone()))
+            .filter_map(|(k, &p)| {
+                let id = RangeId {
+                    access: index,
+                    range: k,
+                };
+                match p {
+                    RangePlan::Batched(b) => {
+                        let units = &plan.batches[b].units;
+                        (units[0].id == id).then(|| (k, units.clone()))
+                    }
+                    RangePlan::Check(_) | RangePlan::Leader(..) => {
+                        Some((k, vec![Unit { id, plan: p }]))
+                    }
+                    RangePlan::Member | RangePlan::Covered => None,
                 }
-                RangePlan::Check(_) | RangePlan::Leader(..) => Some((k, vec![(index, k, p)])),
-                RangePlan::Member | RangePlan::Covered => None,
             })
             .collect();
         // Root halves first, before any of this access's checks: a skip edge from one
         // range's cold block jumps past the code of the next range's check.
         let anchors = emits
             .iter()
-            .flat_map(|(_, units)| units.iter().filter_map(|u| anchor_of(u.2)));
+            .flat_map(|(_, units)| units.iter().filter_map(|u| u.plan.anchor()));
         for a in anchors {
             parts.entry(a).or_insert_with(|| {
                 ir.at(a.before);
@@ -233,7 +203,11 @@ impl Checker {
             let mut skipped_from = Vec::new();
             for (k, units) in emits {
                 let r = &acc.ranges[k];
-                let hoisted = plan.verdicts_at.get(&(index, k)).copied();
+                let id = RangeId {
+                    access: index,
+                    range: k,
+                };
+                let hoisted = plan.verdicts_at.get(&id).copied();
                 let (RangePlan::Check(anchor), None) = (plans[k], hoisted) else {
                     self.emit_batch(
                         ir, sites, parts, replaced, func, accesses, plan, &units, hoisted,
@@ -283,7 +257,7 @@ impl Checker {
         }
     }
 
-    /// Emits the check of a loop range (`elim::LoopCheck`) before the preheader's
+    /// Emits the check of a loop range (`elim::plan::LoopCheck`) before the preheader's
     /// terminator; a report names the access's site. The loop runs either way (recover
     /// mode does not skip the accesses of a loop whose range failed).
     pub fn emit_loop_check(
@@ -359,7 +333,7 @@ impl Checker {
         len: LLVMValueRef,
     ) -> Option<LLVMValueRef> {
         unsafe {
-            let out_of_line = self.out_of_line(r, original_root);
+            let out_of_line = self.cold.out_of_line(r, original_root);
             let text = sites.text(ir, func, inst, &v.object);
             let mut args = [
                 ir.add(v.root, v.off),
@@ -447,21 +421,21 @@ impl Checker {
         units: &[Unit],
         verdicts_at: Option<LLVMValueRef>,
     ) {
-        let inst = accesses[units[0].0].inst;
+        let inst = units[0].id.inst(accesses);
         let at = verdicts_at.unwrap_or(inst);
         // Per unit: its range (the union for a group) and its root half.
         let mut verdicts = Vec::new();
         let mut bad = None;
         // Guards of unions whose offsets assumed an index does not wrap.
         let mut guards = Vec::new();
-        for &(i, k, p) in units {
+        for &Unit { id, plan: p } in units {
             ir.at(at);
-            let r = &accesses[i].ranges[k];
+            let r = id.of(accesses);
             let (range, group) = match p {
                 RangePlan::Leader(_, g) => {
                     let group = &plan.groups[g];
                     let shape = group.shape.map(|v| resolve(replaced, v));
-                    let (addr, len, wraps) = shape.union(ir);
+                    let (addr, len, wraps) = crate::shape::union(ir, &shape);
                     guards.extend(wraps);
                     let range = Range {
                         addr,
@@ -480,45 +454,44 @@ impl Checker {
                     (range, None)
                 }
             };
-            let anchor = anchor_of(p);
+            let anchor = p.anchor();
             let (v, _) = self.verdict(ir, parts, &range, anchor);
             bad = Some(match bad {
                 Some(b) => ir.or(b, v.bad),
                 None => v.bad,
             });
-            verdicts.push((i, k, range, group, anchor));
+            verdicts.push((id, range, group, anchor));
         }
         let Some(bad) = bad else { return };
         let bad = guards.into_iter().fold(bad, |b, g| ir.or(b, g));
         // Each report block splits off before `term`, which stays the cold chain's last
         // branch (back to the first access).
         let term = ir.split_if_then(bad, inst);
-        for (i, k, range, group, anchor) in verdicts {
+        for (id, range, group, anchor) in verdicts {
             // Its root before recover-mode phis replaced loads (see `cold_call`).
-            let original_root = accesses[i].ranges[k].root;
+            let original_root = id.of(accesses).root;
             // The ranges to look at: the unit's own, or each member of its group. The
             // cold path computes their verdicts again, so the fast path keeps only the or
             // live (one predicate, not one per unit).
             let members: Vec<(LLVMValueRef, Range)> = match group {
-                None => vec![(accesses[i].inst, range)],
+                None => vec![(id.inst(accesses), range)],
                 Some((group, shape)) => group
                     .members
                     .iter()
                     .enumerate()
-                    .map(|(n, &(mi, mk, x))| {
+                    .map(|(n, &(m, x))| {
                         ir.at(term);
                         let addr = match group.exact.get(n) {
                             Some(e) => e.build(ir, |v| resolve(replaced, v)),
-                            None => shape
-                                .member(ir, x)
+                            None => crate::shape::member(ir, &shape, x)
                                 .expect("a group without exact addresses has members by value"),
                         };
                         let r = Range {
                             addr,
                             root: range.root,
-                            ..accesses[mi].ranges[mk].clone()
+                            ..m.of(accesses).clone()
                         };
-                        (accesses[mi].inst, r)
+                        (m.inst(accesses), r)
                     })
                     .collect(),
             };

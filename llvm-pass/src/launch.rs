@@ -15,12 +15,22 @@ use llvm_sys::core::*;
 use llvm_sys::prelude::*;
 use llvm_sys::{LLVMLinkage, LLVMTypeKind};
 
-use crate::check::RootPart;
 use crate::ir::{Ir, AS_GENERIC, AS_GLOBAL};
 
 /// Kernel parameter space every GPU takes (the 32 KiB of newer drivers is opt-in): a
 /// kernel whose parameters and windows would not fit keeps decoding its pointers.
 const PARAM_SPACE: u64 = 4096;
+
+/// The root half of a heap check: everything that depends on the root alone, the window
+/// `[start, start + limit)` an access through it must lie in (built by `check.rs`'s
+/// `Checker::root_part`, or read from a kernel's hidden parameters: [`Windows`]).
+#[derive(Clone, Copy)]
+pub struct RootPart {
+    /// The window's start (i64).
+    pub start: LLVMValueRef,
+    /// The window's size in bytes (i64).
+    pub limit: LLVMValueRef,
+}
 
 /// The windows of the rewritten kernels' pointer parameters, by parameter.
 pub type Windows = HashMap<LLVMValueRef, RootPart>;
@@ -73,7 +83,7 @@ pub fn windows(ir: &Ir, kernels: &[LLVMValueRef]) -> Windows {
         for (j, &i) in Layout::of_sources(&sizes).windows.iter().enumerate() {
             if is_checked_pointer(k, i) {
                 let (start, limit) = hidden(k, n, j);
-                windows.insert(unsafe { LLVMGetParam(k, i) }, RootPart::new(start, limit));
+                windows.insert(unsafe { LLVMGetParam(k, i) }, RootPart { start, limit });
             }
         }
     }

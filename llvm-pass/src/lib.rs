@@ -10,11 +10,12 @@
 //!
 //! Flow per function (AddressSanitizer's shape): collect the interesting operands and
 //! escaping pointer arithmetic first ([`collect`], [`arith::collect`]), with
-//! [`classify`] the one place that decides what is checked; then instrument.
+//! [`classify`] the one place that decides what is checked; then plan the checks
+//! ([`elim`] decides which, where and grouped how) and instrument ([`check`] emits the
+//! plan, [`shape`] a group's range).
 
 mod arith;
 mod base;
-mod batch;
 mod check;
 mod classify;
 mod collect;
@@ -24,7 +25,6 @@ mod dom;
 mod elim;
 mod ffi;
 mod heap;
-mod hull;
 mod ir;
 mod kernels;
 mod launch;
@@ -34,11 +34,11 @@ mod options;
 mod plugin;
 mod range;
 mod remat;
+mod shape;
 mod shared;
 mod sites;
 mod stack;
 mod stats;
-mod stride;
 mod strip;
 
 use ir::Ir;
@@ -167,13 +167,12 @@ fn instrument_module(ir: &Ir, opts: &PassOptions) -> Result<(), String> {
         }
     }
     let tagged_shared = shared::instrument(ir, &functions);
-    let checker = check::Checker::new(
-        ir,
-        tagged_locals + tagged_shared > 0,
-        &kernels,
-        windows,
-        opts.recover_build(),
-    );
+    let cold = elim::ColdPaths {
+        pseudo: tagged_locals + tagged_shared > 0,
+        kernels: kernels.clone(),
+        recover: opts.recover_build(),
+    };
+    let checker = check::Checker::new(ir, cold.clone(), windows);
     let optimise = opts.optimise;
     if tagged_locals > 0 {
         for &k in &kernels {
@@ -188,17 +187,11 @@ fn instrument_module(ir: &Ir, opts: &PassOptions) -> Result<(), String> {
         let insts = ir::instructions(f);
         let found = collect::collect(ir, &insts);
         let mut roots = strip::Roots::default();
-        let may_skip: std::collections::HashSet<_> = found
-            .accesses
-            .iter()
-            .filter(|a| checker.may_skip(a))
-            .map(|a| a.inst)
-            .collect();
         let plan = elim::plan(
             ir,
             &dom::Cfg::of(f),
             &found.accesses,
-            &may_skip,
+            &cold,
             scoped.contains(&f),
             opts,
         );

@@ -1,4 +1,4 @@
-//! Local arrays whose address escapes their function (paper §4.3): re-laid-out as
+//! Local arrays whose address escapes their function: re-laid-out as
 //! blocks with an in-band header, their escaping pointer tagged as a pseudo-pointer
 //! carrying the frame's stack epoch (`format::pseudo`). The checks of other functions
 //! then see the object's exact bounds, and pointers that outlive the frame fail their

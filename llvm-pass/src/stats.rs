@@ -1,7 +1,7 @@
 //! Per-function instrumentation counts and the stats line (`CUSAFE_PASS_STATS=1`).
 
 use crate::collect::{Access, Found, Target};
-use crate::elim::{Plan, RangePlan};
+use crate::elim::plan::{Plan, RangePlan};
 use cusafe_format::report::{ACCESS_ATOMIC, ACCESS_RANGE, ACCESS_WRITE};
 
 /// What the pass did to one function.

@@ -1,4 +1,4 @@
-; Check elimination (elim.rs), each rule with the cases where it must not fire:
+; Check elimination (elim/mod.rs), each rule with the cases where it must not fire:
 ; recurring checks are dropped only when dominated by a covering check; the header
 ; load of a root is shared by the checks it dominates; it moves to a loop preheader
 ; only when the check runs on every trip (never out of a branch, past an early exit,
@@ -167,7 +167,7 @@ exit:
 }
 
 ; The same with the root a function argument: its header load moves to the preheader
-; (it runs whenever the loop is entered; see elim.rs on why that load is safe), the
+; (it runs whenever the loop is entered; see elim/mod.rs on why that load is safe), the
 ; compare stays in the body.
 ; CHECK-LABEL: define void @conditional_arg(
 ; CHECK-LABEL: ph:

@@ -1,4 +1,4 @@
-; Index hulls (hull.rs): consecutive neighbouring groups of one block whose bases are
+; Index hulls (elim/hull.rs): consecutive neighbouring groups of one block whose bases are
 ; `gep T, P, sext x_r` (rows at run-time indices, conv3d's stencil) get one check of
 ; `[P + 4 * smin(x_r) + lo, P + 4 * smax(x_r) + hi)`, failing also when `smin + c` or
 ; `smax + c` could wrap for an assumed split; its cold path checks every member at its

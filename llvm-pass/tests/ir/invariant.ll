@@ -1,4 +1,4 @@
-; Loop-invariant verdicts (elim.rs): a check in a loop whose inputs are all defined
+; Loop-invariant verdicts (elim/mod.rs): a check in a loop whose inputs are all defined
 ; outside it has its compares built in the preheader; the branch stays at the access, so
 ; a loop that runs no trip (or a trip that skips the access) reports nothing, and the
 ; cold path computes each member's verdict again at the access. Must not fire: an

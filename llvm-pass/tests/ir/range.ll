@@ -1,4 +1,4 @@
-; Value ranges (range.rs, elim.rs): an access of a statically sized object whose offset,
+; Value ranges (range.rs, elim/mod.rs): an access of a statically sized object whose offset,
 ; over the values its indices can take at the access, stays inside the object is not
 ; checked. The values come from loop trip counts (ScalarEvolution), range attributes,
 ; arithmetic, and the branch conditions every path to the access passes; `m - tx` under

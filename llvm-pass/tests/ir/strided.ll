@@ -1,4 +1,4 @@
-; Strided groups (stride.rs): the accesses of one block at p + m * s + off, s a run-time
+; Strided groups (elim/stride.rs): the accesses of one block at p + m * s + off, s a run-time
 ; 32-bit value extended to 64 bits, m constant (an unrolled column walk), get one check
 ; of the hull of the two outermost members before the first; the cold path checks the
 ; members one by one at their own sites. Must not fire: a call between members, a

@@ -21,102 +21,35 @@
 //! The indices of later rows are computed after the first access; their pure arithmetic
 //! is cloned to before it ([`Remat`]), which the backend shares with the originals.
 //! Trap-mode builds only (recover mode's phis are not followed into the clones).
+//!
+//! This step records the hull in the plan (`plan::Hull`); the emitter builds its range
+//! (`shape.rs`).
 
-use crate::base::{decompose, Base, Guard, Index, Parts, Widen};
+use super::join::{call_between, same_target};
+use super::plan::{Hull, Plan, RangeId, RangePlan, Shape};
+use crate::base::{decompose, Base, Index, Parts, Widen};
 use crate::collect::{Access, Len};
 use crate::dom::Cfg;
-use crate::elim::{call_between, same_target, Plan, RangePlan, Shape};
-use crate::ir::{Ir, NONAME};
+use crate::ir::Ir;
 use crate::remat::Remat;
 use llvm_sys::core::*;
 use llvm_sys::prelude::*;
-use llvm_sys::target::LLVMABISizeOfType;
-use llvm_sys::LLVMIntPredicate;
 
 /// Most rows one hull takes (their indices' clones are live from the check on).
 const MAX_ROWS: usize = 9;
 
-/// Where a hull's members lie (see the module doc).
-#[derive(Clone, Debug)]
-pub struct Hull {
-    /// The pointer the members' bases index.
-    ptr: LLVMValueRef,
-    /// The bases' GEP source element type.
-    elem: LLVMTypeRef,
-    /// The distinct indices `x_r`, each rebuilt at the check.
-    xs: Vec<Remat>,
-    /// Least byte offset of a member around its base.
-    lo: i64,
-    /// Greatest end of a member around its base.
-    hi: i64,
-    /// The least and greatest constants some member's split assumed do not wrap when
-    /// added to its index (`None`: no member assumed anything).
-    wrap: Option<(i64, i64)>,
-}
-
-impl Hull {
-    /// The same hull with its values passed through `f` (the phis that replace checked
-    /// loads' uses).
-    pub fn map(&self, f: impl Fn(LLVMValueRef) -> LLVMValueRef) -> Hull {
-        Hull {
-            ptr: f(self.ptr),
-            xs: self.xs.iter().map(|r| r.map(&f)).collect(),
-            ..self.clone()
-        }
-    }
-
-    /// Values the hull's check is built from.
-    pub fn leaves(&self) -> Vec<LLVMValueRef> {
-        let mut out = vec![self.ptr];
-        out.extend(self.xs.iter().flat_map(Remat::leaves));
-        out
-    }
-
-    /// Builds, at the builder's position, the hull's start and byte length, and the flag
-    /// that some assumed addition could wrap.
-    pub fn union(&self, ir: &Ir) -> (LLVMValueRef, LLVMValueRef, Option<LLVMValueRef>) {
-        use LLVMIntPredicate::*;
-        let xs: Vec<LLVMValueRef> = self.xs.iter().map(|r| r.build(ir, |v| v)).collect();
-        let pick =
-            |pred, acc: LLVMValueRef, x: LLVMValueRef| ir.select(ir.icmp(pred, x, acc), x, acc);
-        let least = xs[1..].iter().fold(xs[0], |m, &x| pick(LLVMIntSLT, m, x));
-        let most = xs[1..].iter().fold(xs[0], |m, &x| pick(LLVMIntSGT, m, x));
-        let base_at = |x| Base {
-            ptr: self.ptr,
-            gep: Some((
-                self.elem,
-                vec![Index {
-                    terms: vec![x],
-                    ext: Widen::Sign(ir.i64),
-                }],
-            )),
-        };
-        let start = base_at(least).build(ir, self.lo);
-        let size = unsafe { LLVMABISizeOfType(ir.td(), self.elem) };
-        let wide = |x| unsafe { LLVMBuildSExt(ir.b, x, ir.i64, NONAME) };
-        let rows =
-            unsafe { LLVMBuildMul(ir.b, ir.sub(wide(most), wide(least)), ir.c64(size), NONAME) };
-        let len = ir.add(rows, ir.c64((self.hi - self.lo) as u64));
-        let wraps = self.wrap.map(|(lo, hi)| {
-            let at = |x| Guard { x, lo, hi }.wraps(ir);
-            ir.or(at(least), at(most))
-        });
-        (start, len, wraps)
-    }
-}
-
 /// A check that may join a hull: its base's pointer, element type, index, and the
 /// members' offsets around it.
 struct Row {
-    unit: (usize, usize),
+    unit: RangeId,
     ptr: LLVMValueRef,
     elem: LLVMTypeRef,
     x: LLVMValueRef,
     lo: i64,
     hi: i64,
     wrap: Option<(i64, i64)>,
-    /// The ranges the check covers: (access, range).
-    members: Vec<(usize, usize)>,
+    /// The ranges the check covers.
+    members: Vec<RangeId>,
 }
 
 /// `base` as `(ptr, T, x)` when it is `gep T, ptr, sext x` with `x` of 32 bits or fewer.
@@ -135,8 +68,8 @@ fn row_base(base: &Base) -> Option<(LLVMValueRef, LLVMTypeRef, LLVMValueRef)> {
 }
 
 /// The row a planned check is, if it can be one.
-fn row_of(ir: &Ir, accesses: &[Access], plan: &Plan, i: usize, k: usize) -> Option<Row> {
-    match plan.plans[i][k] {
+fn row_of(ir: &Ir, accesses: &[Access], plan: &Plan, id: RangeId) -> Option<Row> {
+    match plan.of(id) {
         RangePlan::Leader(_, g) => {
             let group = &plan.groups[g];
             let Shape::Offsets {
@@ -153,18 +86,18 @@ fn row_of(ir: &Ir, accesses: &[Access], plan: &Plan, i: usize, k: usize) -> Opti
                 return None;
             }
             Some(Row {
-                unit: (i, k),
+                unit: id,
                 ptr,
                 elem,
                 x,
                 lo: *lo,
                 hi: *hi,
                 wrap: guard.map(|g| (g.lo, g.hi)),
-                members: group.members.iter().map(|&(i, k, _)| (i, k)).collect(),
+                members: group.members.iter().map(|&(m, _)| m).collect(),
             })
         }
         RangePlan::Check(_) => {
-            let r = &accesses[i].ranges[k];
+            let r = id.of(accesses);
             let Len::Const(len) = r.len else { return None };
             let Parts { base, off, assumed } = decompose(ir, r.addr, true)?;
             let (ptr, elem, x) = row_base(&base)?;
@@ -172,14 +105,14 @@ fn row_of(ir: &Ir, accesses: &[Access], plan: &Plan, i: usize, k: usize) -> Opti
                 return None;
             }
             Some(Row {
-                unit: (i, k),
+                unit: id,
                 ptr,
                 elem,
                 x,
                 lo: off,
                 hi: off.checked_add(len as i64)?,
                 wrap: assumed.map(|a| (a.c.min(0), a.c.max(0))),
-                members: vec![(i, k)],
+                members: vec![id],
             })
         }
         _ => None,
@@ -192,17 +125,18 @@ pub fn form(ir: &Ir, cfg: &Cfg, accesses: &[Access], plan: &mut Plan) {
     let order = plan.order.clone();
     for &i in &order {
         for k in 0..accesses[i].ranges.len() {
-            if !matches!(
-                plan.plans[i][k],
-                RangePlan::Check(_) | RangePlan::Leader(..)
-            ) {
+            let id = RangeId {
+                access: i,
+                range: k,
+            };
+            if !matches!(plan.of(id), RangePlan::Check(_) | RangePlan::Leader(..)) {
                 continue;
             }
-            let row = row_of(ir, accesses, plan, i, k);
+            let row = row_of(ir, accesses, plan, id);
             let joins = match (run.first(), &row) {
                 (Some(first), Some(row)) => {
-                    let (a, b) = (&accesses[first.unit.0], &accesses[i]);
-                    let (ra, rb) = (&a.ranges[first.unit.1], &b.ranges[k]);
+                    let (a, b) = (&accesses[first.unit.access], &accesses[i]);
+                    let (ra, rb) = (first.unit.of(accesses), id.of(accesses));
                     let same_block = unsafe {
                         LLVMGetInstructionParent(a.inst) == LLVMGetInstructionParent(b.inst)
                     };
@@ -231,7 +165,7 @@ fn close(cfg: &Cfg, accesses: &[Access], plan: &mut Plan, run: Vec<Row>) {
     if run.len() < 2 {
         return;
     }
-    let leader = accesses[run[0].unit.0].inst;
+    let leader = run[0].unit.inst(accesses);
     let mut xs: Vec<LLVMValueRef> = run.iter().map(|r| r.x).collect();
     xs.dedup();
     let Some(xs) = xs
@@ -241,10 +175,10 @@ fn close(cfg: &Cfg, accesses: &[Access], plan: &mut Plan, run: Vec<Row>) {
     else {
         return;
     };
-    let members: Vec<(usize, usize)> = run.iter().flat_map(|r| r.members.clone()).collect();
+    let members: Vec<RangeId> = run.iter().flat_map(|r| r.members.clone()).collect();
     let exact = members
         .iter()
-        .map(|&(i, k)| Remat::plan(cfg, accesses[i].ranges[k].addr, leader))
+        .map(|&m| Remat::plan(cfg, m.of(accesses).addr, leader))
         .collect::<Option<Vec<_>>>();
     let Some(exact) = exact else { return };
     let wrap = run
@@ -268,8 +202,8 @@ fn close(cfg: &Cfg, accesses: &[Access], plan: &mut Plan, run: Vec<Row>) {
     let folded: u32 = run.iter().map(|r| r.members.len() as u32 - 1).sum();
     plan.merged -= folded;
     for r in &run[1..] {
-        plan.drop_anchor(r.unit.0, r.unit.1, accesses[r.unit.0].inst);
+        plan.drop_anchor(r.unit, r.unit.inst(accesses));
     }
-    let members = members.into_iter().map(|(i, k)| (i, k, 0)).collect();
+    let members = members.into_iter().map(|m| (m, 0)).collect();
     plan.add_group(Shape::Hull(hull), members, exact);
 }

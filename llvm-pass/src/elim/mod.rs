@@ -52,261 +52,44 @@
 //!   not checked (nw's `temp[m - tx + 1][tx + 1]` under `if (tx <= m)`).
 //!
 //! `CUSAFE_PASS_OPT=0` turns all of it off (the perf suite's ablation build).
+//!
+//! This module is the planner (`plan()`); the plan it hands the emitter (`check.rs`) is
+//! made of the `plan` module's types, which build no IR. The steps after the first pass
+//! over the accesses are modules of their own, each over the plan's types only: `stride`
+//! and `hull` (groups), `batch` (the last); `join` holds what they share (when checks
+//! can become one), `cold` which checks can skip their access (decided here, used by
+//! the emitter too).
+
+mod batch;
+mod cold;
+mod hull;
+mod join;
+pub mod plan;
+mod stride;
+
+pub use cold::ColdPaths;
 
 use crate::base::{decompose, Base, Guard, Parts};
-use crate::batch::{anchor_of, Batch, Unit};
 use crate::classify::{const_int, root_of, ObjSize};
 use crate::collect::{Access, Len, Range, Target};
 use crate::dom::Cfg;
-use crate::hull::Hull;
-use crate::ir::{callee, is_intrinsic, opcode, Ir};
+use crate::ir::{callee, opcode, Ir};
 use crate::loops::LoopRanges;
 use crate::options::{PassOptions, Recover};
 use crate::range::Ranges;
 use crate::remat::Remat;
-use crate::stride::Stride;
 use cusafe_format::report::ACCESS_RANGE;
+use join::{can_join, may_stop, same_target};
 use llvm_sys::core::*;
 use llvm_sys::prelude::*;
 use llvm_sys::LLVMOpcode;
-use std::collections::{HashMap, HashSet};
-
-/// Where the root half of a heap check is computed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Anchor {
-    /// The root (as collected).
-    pub root: LLVMValueRef,
-    /// Built right before this instruction: a preheader's terminator or the first
-    /// access that checks this root.
-    pub before: LLVMValueRef,
-    /// Whether `before` is a loop preheader's terminator.
-    pub hoisted: bool,
-}
-
-/// What to do with one range.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RangePlan {
-    /// Check it; heap checks take their root half from the anchor.
-    Check(Option<Anchor>),
-    /// Check the union of a group of neighbouring ranges here (the group's first).
-    Leader(Option<Anchor>, usize),
-    /// A later member of a group: its leader's check covers it.
-    Member,
-    /// A dominating check already covers it.
-    Covered,
-    /// One of the checks of a batch (`plan.batches[..]`), emitted with the batch's first.
-    Batched(usize),
-}
-
-/// How the members of a group lie.
-#[derive(Debug)]
-pub enum Shape {
-    /// Constant byte offsets from one base (a member's value is its offset); the union
-    /// is `[base + lo, base + hi)`.
-    Offsets {
-        /// The common base.
-        base: Base,
-        /// The union's start, in bytes from the base.
-        lo: i64,
-        /// The union's end.
-        hi: i64,
-        /// What must hold for the offsets to be the members' real ones, when some were
-        /// split under an assumption ([`crate::base::Assumed`]): the union's check
-        /// fails when it does not (the cold path then looks at the real addresses).
-        guard: Option<Guard>,
-    },
-    /// Multiples of one run-time stride (a member's value is its multiple; `stride`).
-    Strided(Stride),
-    /// Bases at run-time indices (`hull`); every member has its exact address.
-    Hull(Hull),
-}
-
-impl Shape {
-    /// Values the group's addresses are built from (each must be available where the
-    /// group's check is built).
-    pub fn leaves(&self) -> Vec<LLVMValueRef> {
-        match self {
-            Shape::Offsets { base, guard, .. } => {
-                let mut out = base.leaves();
-                out.extend(guard.map(|g| g.x));
-                out
-            }
-            Shape::Strided(s) => s.leaves().to_vec(),
-            Shape::Hull(h) => h.leaves(),
-        }
-    }
-
-    /// The same shape with every value passed through `f` (e.g. recover-mode phis).
-    pub fn map(&self, f: impl Fn(LLVMValueRef) -> LLVMValueRef) -> Shape {
-        match self {
-            Shape::Offsets {
-                base,
-                lo,
-                hi,
-                guard,
-            } => Shape::Offsets {
-                guard: guard.map(|g| g.map(&f)),
-                base: base.map(f),
-                lo: *lo,
-                hi: *hi,
-            },
-            Shape::Strided(s) => Shape::Strided(s.map(f)),
-            Shape::Hull(h) => Shape::Hull(h.map(f)),
-        }
-    }
-
-    /// Builds, at the builder's position, the start and length of the one range whose
-    /// check stands for the members', and for a guarded shape the flag that its guard
-    /// fails (the check must fail then too).
-    pub fn union(&self, ir: &Ir) -> (LLVMValueRef, Len, Option<LLVMValueRef>) {
-        match self {
-            Shape::Offsets {
-                base,
-                lo,
-                hi,
-                guard,
-            } => (
-                base.build(ir, *lo),
-                Len::Const((hi - lo) as u64),
-                guard.map(|g| g.wraps(ir)),
-            ),
-            Shape::Strided(s) => {
-                let (addr, len) = s.hull(ir);
-                (addr, len, None)
-            }
-            Shape::Hull(h) => {
-                let (addr, len, wraps) = h.union(ir);
-                (addr, Len::Value(len), wraps)
-            }
-        }
-    }
-
-    /// Builds, at the builder's position, the address of the member with value `x`;
-    /// `None` for a hull, whose members are rebuilt from their exact addresses.
-    pub fn member(&self, ir: &Ir, x: i64) -> Option<LLVMValueRef> {
-        match self {
-            Shape::Offsets { base, .. } => Some(base.build(ir, x)),
-            Shape::Strided(s) => Some(s.member(ir, x)),
-            Shape::Hull(_) => None,
-        }
-    }
-}
-
-/// Neighbouring ranges checked as one.
-#[derive(Debug)]
-pub struct Group {
-    /// Where the members lie.
-    pub shape: Shape,
-    /// Members as (access, range, value in the shape), in program order.
-    pub members: Vec<(usize, usize, i64)>,
-    /// For a guarded shape, how to build each member's real address before the group's
-    /// first access (its cold path checks those); empty otherwise.
-    pub exact: Vec<Remat>,
-}
-
-impl Group {
-    /// Values the group's check and cold path are built from (each must be available
-    /// where the check is).
-    pub fn leaves(&self) -> Vec<LLVMValueRef> {
-        let mut out = self.shape.leaves();
-        out.extend(self.exact.iter().flat_map(Remat::leaves));
-        out
-    }
-}
-
-/// The check of the range an access covers over all trips of its loop.
-#[derive(Debug)]
-pub struct LoopCheck {
-    /// The access (index into the accesses): its site names the report.
-    pub access: usize,
-    /// The whole range: from the lowest address, a run-time length, `ACCESS_RANGE` set.
-    pub range: Range,
-    /// Emitted right before this instruction (the loop preheader's terminator).
-    pub at: LLVMValueRef,
-}
-
-/// The plan for a function: per access (in the order given), per range.
-#[derive(Debug, Default)]
-pub struct Plan {
-    /// Indices into the accesses, in the order to instrument them (dominators first).
-    pub order: Vec<usize>,
-    /// `plans[access][range]`.
-    pub plans: Vec<Vec<RangePlan>>,
-    /// Ranges not checked (recurring).
-    pub removed: u32,
-    /// Ranges proven in bounds by value ranges (not checked).
-    pub proven: u32,
-    /// Heap checks whose root half is in a loop preheader.
-    pub hoisted: u32,
-    /// Heap checks reusing a dominating check's root half (header load) in place.
-    pub shared: u32,
-    /// Groups of neighbouring ranges.
-    pub groups: Vec<Group>,
-    /// Ranges covered by a group's check (members after the first).
-    pub merged: u32,
-    /// Ranges checked once for their whole loop, in its preheader.
-    pub loop_checks: Vec<LoopCheck>,
-    /// Checks of one block sharing one branch (`batch`).
-    pub batches: Vec<Batch>,
-    /// Branches saved by batches (checks after each batch's first).
-    pub batched: u32,
-    /// Where the verdicts of loop-invariant checks are built (a preheader's
-    /// terminator), by the (access, range) that emits them: a batch's first unit, or a
-    /// check or group leader of its own.
-    pub verdicts_at: HashMap<(usize, usize), LLVMValueRef>,
-}
-
-impl Plan {
-    /// Records a group (two or more members, in program order; `exact` as in
-    /// [`Group`]): its first member's check becomes the group's (`Leader`), the others
-    /// are covered (`Member`).
-    pub fn add_group(
-        &mut self,
-        shape: Shape,
-        members: Vec<(usize, usize, i64)>,
-        exact: Vec<Remat>,
-    ) {
-        let id = self.groups.len();
-        for (n, &(i, k, _)) in members.iter().enumerate() {
-            self.plans[i][k] = match (n, self.plans[i][k]) {
-                (0, RangePlan::Check(a) | RangePlan::Leader(a, _)) => RangePlan::Leader(a, id),
-                _ => RangePlan::Member,
-            };
-        }
-        self.merged += members.len() as u32 - 1;
-        self.groups.push(Group {
-            shape,
-            members,
-            exact,
-        });
-    }
-
-    /// Forgets the root half the check of range `k` of access `i` (at `inst`) used,
-    /// when that check goes away: the hoisted and shared counts drop with it.
-    pub fn drop_anchor(&mut self, i: usize, k: usize, inst: LLVMValueRef) {
-        if let RangePlan::Check(Some(a)) | RangePlan::Leader(Some(a), _) = self.plans[i][k] {
-            if a.hoisted {
-                self.hoisted -= 1;
-            } else if a.before != inst {
-                self.shared -= 1;
-            }
-        }
-    }
-}
+use plan::{Anchor, Group, LoopCheck, Plan, RangeId, RangePlan, Shape, Unit};
+use std::collections::HashSet;
 
 fn same_len(a: &Len, b: &Len) -> bool {
     match (a, b) {
         (Len::Const(x), Len::Const(y)) => x >= y,
         (Len::Value(x), Len::Value(y)) => x == y,
-        _ => false,
-    }
-}
-
-/// Whether two ranges check against the same kind of thing (the heap, or one object).
-pub fn same_target(a: &Target, b: &Target) -> bool {
-    match (a, b) {
-        (Target::Heap, Target::Heap) => true,
-        (Target::Object(x), Target::Object(y)) => x == y,
         _ => false,
     }
 }
@@ -375,47 +158,13 @@ fn raise(
     }
 }
 
-/// Whether a call of `f` may not return: anything but an intrinsic, or a trap.
-fn may_stop(f: LLVMValueRef) -> bool {
-    !is_intrinsic(f) || crate::ir::name(f).contains("trap")
-}
-
-/// Whether a call that may not return (anything but an intrinsic, or a trap) lies
-/// strictly between `from` and `to` (same block, `from` first).
-pub fn call_between(from: LLVMValueRef, to: LLVMValueRef) -> bool {
-    let mut i = unsafe { LLVMGetNextInstruction(from) };
-    while !i.is_null() && i != to {
-        if opcode(i) == Some(LLVMOpcode::LLVMCall) && callee(i).is_none_or(may_stop) {
-            return true;
-        }
-        i = unsafe { LLVMGetNextInstruction(i) };
-    }
-    false
-}
-
-/// Whether `inst` can join a group of its block led by `leader`: every value of
-/// `leaves` (what the group's check is built from) is available at the leader, and no
-/// call that may stop the thread lies between the two (so the block runs from the
-/// leader's access to this one and a reported member is an access the program makes).
-pub fn can_join(
-    cfg: &Cfg,
-    leader: LLVMValueRef,
-    leaves: &[LLVMValueRef],
-    inst: LLVMValueRef,
-) -> bool {
-    let available = leaves
-        .iter()
-        .all(|&v| unsafe { LLVMIsAInstruction(v).is_null() || cfg.dominates(v, leader) });
-    available && !call_between(leader, inst)
-}
-
 /// Groups the planned checks of one block into neighbours (see the module doc).
 fn group_neighbours(ir: &Ir, cfg: &Cfg, accesses: &[Access], plan: &mut Plan) {
     struct Open {
         root: LLVMValueRef,
         target: Target,
         base: Base,
-        members: Vec<(usize, usize, i64)>,
+        members: Vec<(RangeId, i64)>,
         lo: i64,
         hi: i64,
         guard: Option<Guard>,
@@ -459,7 +208,11 @@ fn group_neighbours(ir: &Ir, cfg: &Cfg, accesses: &[Access], plan: &mut Plan) {
             block = Some(bb);
         }
         for (k, r) in acc.ranges.iter().enumerate() {
-            let (RangePlan::Check(_), Len::Const(len)) = (plan.plans[i][k], r.len) else {
+            let id = RangeId {
+                access: i,
+                range: k,
+            };
+            let (RangePlan::Check(_), Len::Const(len)) = (plan.of(id), r.len) else {
                 continue;
             };
             let Some(Parts { base, off, assumed }) = decompose(ir, r.addr, true) else {
@@ -471,7 +224,7 @@ fn group_neighbours(ir: &Ir, cfg: &Cfg, accesses: &[Access], plan: &mut Plan) {
                 .find(|g| g.root == r.root && same_target(&g.target, &r.target) && g.base == base);
             match (joined, end) {
                 (Some(g), Some(end)) => {
-                    let leader = accesses[g.members[0].0].inst;
+                    let leader = g.members[0].0.inst(accesses);
                     let exact = Remat::plan(cfg, r.addr, leader);
                     // The group's guard with this member's assumption; `None`: they
                     // do not go together.
@@ -491,7 +244,7 @@ fn group_neighbours(ir: &Ir, cfg: &Cfg, accesses: &[Access], plan: &mut Plan) {
                         leaves.extend(all.flat_map(Remat::leaves));
                     }
                     if can_join(cfg, leader, &leaves, acc.inst) {
-                        g.members.push((i, k, off));
+                        g.members.push((id, off));
                         g.lo = g.lo.min(off);
                         g.hi = g.hi.max(end);
                         g.guard = guard;
@@ -502,7 +255,7 @@ fn group_neighbours(ir: &Ir, cfg: &Cfg, accesses: &[Access], plan: &mut Plan) {
                     root: r.root,
                     target: r.target.clone(),
                     base,
-                    members: vec![(i, k, off)],
+                    members: vec![(id, off)],
                     lo: off,
                     hi: end,
                     guard: assumed.and_then(|a| Guard::new(a.x).with(a)),
@@ -515,15 +268,15 @@ fn group_neighbours(ir: &Ir, cfg: &Cfg, accesses: &[Access], plan: &mut Plan) {
     close(&mut open, plan);
 }
 
-/// Plans the checks of one function's accesses. `may_skip`: the accesses whose checks
-/// can skip them (`Checker::may_skip`); `scoped` says the function marks local scopes
-/// (no recurring elimination then); `opts`: whether to eliminate at all
+/// Plans the checks of one function's accesses. `cold`: the module's cold paths (which
+/// checks can skip their access); `scoped` says the function marks local scopes (no
+/// recurring elimination then); `opts`: whether to eliminate at all
 /// ([`PassOptions::optimise`]) and the recover mode, which keeps some forms out.
 pub fn plan(
     ir: &Ir,
     cfg: &Cfg,
     accesses: &[Access],
-    may_skip: &HashSet<LLVMValueRef>,
+    cold: &ColdPaths,
     scoped: bool,
     opts: &PassOptions,
 ) -> Plan {
@@ -543,6 +296,11 @@ pub fn plan(
         plan.order = order;
         return plan;
     };
+    let may_skip: HashSet<LLVMValueRef> = accesses
+        .iter()
+        .filter(|a| cold.may_skip(a))
+        .map(|a| a.inst)
+        .collect();
     let scev =
         LoopRanges::new(unsafe { LLVMGetBasicBlockParent(LLVMGetInstructionParent(first.inst)) });
     let ranges = Ranges::new(cfg, &scev, ir.td());
@@ -596,7 +354,7 @@ pub fn plan(
                     }
                     None => Anchor {
                         root: r.root,
-                        before: raise(acc.inst, r.root, may_skip),
+                        before: raise(acc.inst, r.root, &may_skip),
                         hoisted: false,
                     },
                 }
@@ -610,12 +368,12 @@ pub fn plan(
         // A scope can end between two neighbours or two trips, and a strict recover
         // build skips each failing access: every access then keeps its own check.
         group_neighbours(ir, cfg, accesses, &mut plan);
-        crate::stride::form(ir, cfg, accesses, &mut plan);
+        stride::form(ir, cfg, accesses, &mut plan);
         if !opts.recover_build() {
-            crate::hull::form(ir, cfg, accesses, &mut plan);
+            hull::form(ir, cfg, accesses, &mut plan);
         }
         hoist_loop_ranges(&scev, accesses, &mut plan);
-        crate::batch::form(cfg, accesses, &mut plan);
+        batch::form(cfg, accesses, &mut plan);
         if !opts.recover_build() {
             hoist_verdicts(cfg, accesses, &mut plan);
         }
@@ -645,34 +403,39 @@ fn hoist_verdicts(cfg: &Cfg, accesses: &[Access], plan: &mut Plan) {
     for (i, plans) in plan.plans.iter().enumerate() {
         for (k, &p) in plans.iter().enumerate() {
             if matches!(p, RangePlan::Check(_) | RangePlan::Leader(..)) {
-                emits.push(vec![(i, k, p)]);
+                let id = RangeId {
+                    access: i,
+                    range: k,
+                };
+                emits.push(vec![Unit { id, plan: p }]);
             }
         }
     }
     for units in emits {
-        let (i, k, _) = units[0];
-        let Some(b) = cfg.block_index(unsafe { LLVMGetInstructionParent(accesses[i].inst) }) else {
+        let first = units[0].id;
+        let Some(b) = cfg.block_index(unsafe { LLVMGetInstructionParent(first.inst(accesses)) })
+        else {
             continue;
         };
         // What the compares are built from, and where their root halves are.
         let needs: Vec<LLVMValueRef> = units
             .iter()
-            .flat_map(|&(i, k, p)| crate::batch::needs(accesses, plan, i, k, p))
+            .flat_map(|&u| batch::needs(accesses, plan, u))
             .chain(
                 units
                     .iter()
-                    .filter_map(|u| anchor_of(u.2).map(|a| a.before)),
+                    .filter_map(|u| u.plan.anchor().map(|a| a.before)),
             )
             .collect();
         // Every heap check has an anchor; an object check needs none.
-        let heap_without = units.iter().any(|&(i, k, p)| {
-            matches!(accesses[i].ranges[k].target, Target::Heap) && anchor_of(p).is_none()
-        });
+        let heap_without = units
+            .iter()
+            .any(|u| matches!(u.id.of(accesses).target, Target::Heap) && u.plan.anchor().is_none());
         if heap_without {
             continue;
         }
         if let Some(at) = invariant_point(cfg, b, &needs) {
-            plan.verdicts_at.insert((i, k), at);
+            plan.verdicts_at.insert(first, at);
         }
     }
 }
@@ -696,8 +459,12 @@ fn invariant_point(cfg: &Cfg, b: usize, vals: &[LLVMValueRef]) -> Option<LLVMVal
 fn hoist_loop_ranges(loops: &LoopRanges, accesses: &[Access], plan: &mut Plan) {
     for i in plan.order.clone() {
         for (k, r) in accesses[i].ranges.iter().enumerate() {
+            let id = RangeId {
+                access: i,
+                range: k,
+            };
             // Per trip: the range itself, or its group's union around it.
-            let (below, len) = match (plan.plans[i][k], r.len) {
+            let (below, len) = match (plan.of(id), r.len) {
                 (RangePlan::Check(_), Len::Const(len)) => (0, len),
                 (RangePlan::Leader(_, g), _) => match &plan.groups[g] {
                     // A guarded union lies around the leader's address only when the
@@ -713,7 +480,7 @@ fn hoist_loop_ranges(loops: &LoopRanges, accesses: &[Access], plan: &mut Plan) {
                         members,
                         ..
                     } => {
-                        let off = members[0].2;
+                        let off = members[0].1;
                         ((off - lo) as u64, (hi - off) as u64)
                     }
                     // A strided union is no constant range per trip.
@@ -725,8 +492,8 @@ fn hoist_loop_ranges(loops: &LoopRanges, accesses: &[Access], plan: &mut Plan) {
                 continue;
             };
             // The check that used an anchor's root half is gone from the loop.
-            plan.drop_anchor(i, k, accesses[i].inst);
-            plan.plans[i][k] = RangePlan::Covered;
+            plan.drop_anchor(id, accesses[i].inst);
+            plan.set(id, RangePlan::Covered);
             plan.loop_checks.push(LoopCheck {
                 access: i,
                 range: Range {

@@ -12,17 +12,21 @@
 //! is under 2^63 bytes and cannot wrap around the address space. When the hull does
 //! not fit, the cold path checks the members one by one in program order (as for
 //! neighbours), so only accesses the block makes are reported.
+//!
+//! This step records the group in the plan (`plan::Stride`); the emitter builds its
+//! hull and members' addresses (`shape.rs`).
 
+use super::join::{can_join, same_target};
+use super::plan::{Plan, RangeId, RangePlan, Shape, Stride};
 use crate::base::strip_constant_geps;
 use crate::classify::const_int;
 use crate::collect::{Access, Len, Target};
 use crate::dom::Cfg;
-use crate::elim::{can_join, same_target, Plan, RangePlan, Shape};
-use crate::ir::{opcode, operand, Ir, NONAME};
+use crate::ir::{opcode, operand, Ir};
 use llvm_sys::core::*;
 use llvm_sys::prelude::*;
 use llvm_sys::target::LLVMABISizeOfType;
-use llvm_sys::{LLVMIntPredicate, LLVMOpcode};
+use llvm_sys::LLVMOpcode;
 
 /// Most bytes per unit of stride one member may be from the group's pointer.
 const MAX_MULTIPLE: i64 = 1 << 30;
@@ -84,70 +88,6 @@ pub fn place(ir: &Ir, addr: LLVMValueRef) -> Option<Place> {
     }
 }
 
-/// The shape of a strided group: members at `ptr + m * stride + off`, `m` from `lo` to
-/// `hi`, each `len` bytes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Stride {
-    /// The pointer the members share.
-    pub ptr: LLVMValueRef,
-    /// The run-time stride (i64, extended from 32 bits or fewer).
-    pub stride: LLVMValueRef,
-    /// Constant bytes on top of every member.
-    pub off: i64,
-    /// Bytes each member touches.
-    pub len: u64,
-    /// The least multiple.
-    pub lo: i64,
-    /// The greatest multiple.
-    pub hi: i64,
-}
-
-impl Stride {
-    /// Values the group's addresses are built from.
-    pub fn leaves(&self) -> [LLVMValueRef; 2] {
-        [self.ptr, self.stride]
-    }
-
-    /// The same group with its values passed through `f`.
-    pub fn map(&self, f: impl Fn(LLVMValueRef) -> LLVMValueRef) -> Stride {
-        Stride {
-            ptr: f(self.ptr),
-            stride: f(self.stride),
-            ..*self
-        }
-    }
-
-    /// Builds the address of the member at multiple `m`, at the builder's position.
-    pub fn member(&self, ir: &Ir, m: i64) -> LLVMValueRef {
-        unsafe {
-            let bytes = LLVMBuildMul(ir.b, self.stride, ir.c64(m as u64), NONAME);
-            let bytes = ir.add(bytes, ir.c64(self.off as u64));
-            let mut idx = [bytes];
-            LLVMBuildGEP2(ir.b, ir.i8, self.ptr, idx.as_mut_ptr(), 1, NONAME)
-        }
-    }
-
-    /// Builds the hull of the members (see the module doc): its lowest address and its
-    /// run-time length.
-    pub fn hull(&self, ir: &Ir) -> (LLVMValueRef, Len) {
-        use LLVMIntPredicate::*;
-        let a = self.member(ir, self.lo);
-        let z = self.member(ir, self.hi);
-        let (ai, zi) = (ir.to_int(a), ir.to_int(z));
-        let below = ir.icmp(LLVMIntULT, ai, zi);
-        let min = ir.select(below, ai, zi);
-        let max = ir.select(below, zi, ai);
-        let lowest = unsafe {
-            let mut idx = [ir.sub(min, ai)];
-            LLVMBuildGEP2(ir.b, ir.i8, a, idx.as_mut_ptr(), 1, NONAME)
-        };
-        (
-            lowest,
-            Len::Value(ir.add(ir.sub(max, min), ir.c64(self.len))),
-        )
-    }
-}
-
 /// Groups the accesses of each block still checked one by one (`RangePlan::Check`,
 /// constant length) into strided groups (see the module doc), after the neighbouring
 /// groups are formed.
@@ -163,14 +103,18 @@ pub fn form(ir: &Ir, cfg: &Cfg, accesses: &[Access], plan: &mut Plan) {
         stride: Option<LLVMValueRef>,
         lo: i64,
         hi: i64,
-        members: Vec<(usize, usize, i64)>,
+        members: Vec<(RangeId, i64)>,
     }
     let mut open: Vec<Open> = Vec::new();
     for &i in &plan.order.clone() {
         let acc = &accesses[i];
         let bb = unsafe { LLVMGetInstructionParent(acc.inst) };
         for (k, r) in acc.ranges.iter().enumerate() {
-            let (RangePlan::Check(_), Len::Const(len)) = (plan.plans[i][k], r.len) else {
+            let id = RangeId {
+                access: i,
+                range: k,
+            };
+            let (RangePlan::Check(_), Len::Const(len)) = (plan.of(id), r.len) else {
                 continue;
             };
             let Some(at) = place(ir, r.addr) else {
@@ -186,14 +130,14 @@ pub fn form(ir: &Ir, cfg: &Cfg, accesses: &[Access], plan: &mut Plan) {
                     && (stride.is_none() || g.stride.is_none() || g.stride == stride);
                 let leaves = [Some(at.ptr), stride.or(g.stride)];
                 let leaves: Vec<LLVMValueRef> = leaves.into_iter().flatten().collect();
-                same && can_join(cfg, accesses[g.members[0].0].inst, &leaves, acc.inst)
+                same && can_join(cfg, g.members[0].0.inst(accesses), &leaves, acc.inst)
             };
             match open.iter_mut().find(|g| joinable(g)) {
                 Some(g) => {
                     g.stride = g.stride.or(stride);
                     g.lo = g.lo.min(m);
                     g.hi = g.hi.max(m);
-                    g.members.push((i, k, m));
+                    g.members.push((id, m));
                 }
                 None => open.push(Open {
                     root: r.root,
@@ -205,7 +149,7 @@ pub fn form(ir: &Ir, cfg: &Cfg, accesses: &[Access], plan: &mut Plan) {
                     stride,
                     lo: m,
                     hi: m,
-                    members: vec![(i, k, m)],
+                    members: vec![(id, m)],
                 }),
             }
         }

@@ -19,26 +19,16 @@
 //! skip the accesses of a batch (as for neighbouring groups); trap mode stops at the
 //! first report.
 
+use super::join::{available, call_between};
+use super::plan::{Anchor, Batch, Plan, RangeId, RangePlan, Unit};
 use crate::collect::{Access, Len};
 use crate::dom::Cfg;
-use crate::elim::{call_between, Anchor, Plan, RangePlan};
 use llvm_sys::core::*;
 use llvm_sys::prelude::*;
 
 /// Most checks one batch takes: every member's address is live from the batch's branch
 /// to its access.
 const MAX_UNITS: usize = 16;
-
-/// One check of a batch: (access, range, its plan before batching: a `Check` or a
-/// neighbouring group's `Leader`).
-pub type Unit = (usize, usize, RangePlan);
-
-/// Checks of one block that share one branch.
-#[derive(Debug)]
-pub struct Batch {
-    /// The checks, in program order.
-    pub units: Vec<Unit>,
-}
 
 /// Forms the batches of a planned function (see the module doc): units get
 /// `RangePlan::Batched`, anchors built after a batch's first access move to it.
@@ -48,23 +38,28 @@ pub fn form(cfg: &Cfg, accesses: &[Access], plan: &mut Plan) {
     for &i in &order {
         let inst = accesses[i].inst;
         for k in 0..accesses[i].ranges.len() {
-            let p = plan.plans[i][k];
+            let id = RangeId {
+                access: i,
+                range: k,
+            };
+            let p = plan.of(id);
             if !matches!(p, RangePlan::Check(_) | RangePlan::Leader(..)) {
                 continue;
             }
-            let joins = batch.first().is_some_and(|&(l, _, _)| {
-                let leader = accesses[l].inst;
+            let unit = Unit { id, plan: p };
+            let joins = batch.first().is_some_and(|first| {
+                let leader = first.id.inst(accesses);
                 batch.len() < MAX_UNITS
                     && unsafe { LLVMGetInstructionParent(leader) == LLVMGetInstructionParent(inst) }
                     && !call_between(leader, inst)
-                    && needs(accesses, plan, i, k, p)
+                    && needs(accesses, plan, unit)
                         .iter()
                         .all(|&v| available(cfg, v, leader))
             });
             if !joins {
                 close(&mut batch, cfg, accesses, plan);
             }
-            batch.push((i, k, p));
+            batch.push(unit);
         }
     }
     close(&mut batch, cfg, accesses, plan);
@@ -76,11 +71,11 @@ fn close(batch: &mut Vec<Unit>, cfg: &Cfg, accesses: &[Access], plan: &mut Plan)
         batch.clear();
         return;
     }
-    let leader = accesses[batch[0].0].inst;
+    let leader = batch[0].id.inst(accesses);
     // Root halves built at a later member's access move to the batch's first access.
     let late: Vec<Anchor> = batch
         .iter()
-        .filter_map(|&(_, _, p)| anchor_of(p))
+        .filter_map(|u| u.plan.anchor())
         .filter(|a| !a.hoisted && a.before != leader && !cfg.dominates(a.before, leader))
         .collect();
     for a in late {
@@ -91,26 +86,18 @@ fn close(batch: &mut Vec<Unit>, cfg: &Cfg, accesses: &[Access], plan: &mut Plan)
         for p in plan.plans.iter_mut().flatten() {
             set_anchor(p, a, earlier);
         }
-        for (_, _, p) in batch.iter_mut() {
-            set_anchor(p, a, earlier);
+        for u in batch.iter_mut() {
+            set_anchor(&mut u.plan, a, earlier);
         }
     }
     let id = plan.batches.len();
-    for &(i, k, _) in batch.iter() {
-        plan.plans[i][k] = RangePlan::Batched(id);
+    for u in batch.iter() {
+        plan.set(u.id, RangePlan::Batched(id));
     }
     plan.batched += batch.len() as u32 - 1;
     plan.batches.push(Batch {
         units: std::mem::take(batch),
     });
-}
-
-/// The anchor a `Check` or `Leader` plan takes its root half from.
-pub fn anchor_of(p: RangePlan) -> Option<Anchor> {
-    match p {
-        RangePlan::Check(a) | RangePlan::Leader(a, _) => a,
-        _ => None,
-    }
 }
 
 fn set_anchor(p: &mut RangePlan, from: Anchor, to: Anchor) {
@@ -120,17 +107,11 @@ fn set_anchor(p: &mut RangePlan, from: Anchor, to: Anchor) {
     }
 }
 
-/// The values the compare of range `k` of access `i` (planned `p`) is built from.
-pub fn needs(
-    accesses: &[Access],
-    plan: &Plan,
-    i: usize,
-    k: usize,
-    p: RangePlan,
-) -> Vec<LLVMValueRef> {
-    let r = &accesses[i].ranges[k];
+/// The values the compare of `unit` is built from.
+pub fn needs(accesses: &[Access], plan: &Plan, unit: Unit) -> Vec<LLVMValueRef> {
+    let r = unit.id.of(accesses);
     let mut out = vec![r.root];
-    match p {
+    match unit.plan {
         RangePlan::Leader(_, g) => out.extend(plan.groups[g].leaves()),
         _ => out.push(r.addr),
     }
@@ -138,11 +119,4 @@ pub fn needs(
         out.push(v);
     }
     out
-}
-
-/// Whether `v` is available right before `leader`: a constant or argument, or an
-/// instruction that dominates it.
-fn available(cfg: &Cfg, v: LLVMValueRef, leader: LLVMValueRef) -> bool {
-    let constant = unsafe { LLVMIsAInstruction(v).is_null() };
-    constant || cfg.dominates(v, leader)
 }

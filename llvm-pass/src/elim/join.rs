@@ -1,0 +1,58 @@
+//! What lets checks of one block become one (neighbouring groups, strided groups, index
+//! hulls, batches): the same kind of target, no call that may stop the thread between
+//! them, and what the joint check is built from available at the first.
+
+use crate::collect::Target;
+use crate::dom::Cfg;
+use crate::ir::{callee, is_intrinsic, opcode};
+use llvm_sys::core::*;
+use llvm_sys::prelude::*;
+use llvm_sys::LLVMOpcode;
+
+/// Whether two ranges check against the same kind of thing (the heap, or one object).
+pub fn same_target(a: &Target, b: &Target) -> bool {
+    match (a, b) {
+        (Target::Heap, Target::Heap) => true,
+        (Target::Object(x), Target::Object(y)) => x == y,
+        _ => false,
+    }
+}
+
+/// Whether a call of `f` may not return: anything but an intrinsic, or a trap.
+pub fn may_stop(f: LLVMValueRef) -> bool {
+    !is_intrinsic(f) || crate::ir::name(f).contains("trap")
+}
+
+/// Whether a call that may not return (anything but an intrinsic, or a trap) lies
+/// strictly between `from` and `to` (same block, `from` first).
+pub fn call_between(from: LLVMValueRef, to: LLVMValueRef) -> bool {
+    let mut i = unsafe { LLVMGetNextInstruction(from) };
+    while !i.is_null() && i != to {
+        if opcode(i) == Some(LLVMOpcode::LLVMCall) && callee(i).is_none_or(may_stop) {
+            return true;
+        }
+        i = unsafe { LLVMGetNextInstruction(i) };
+    }
+    false
+}
+
+/// Whether `v` is available right before `leader`: a constant or argument, or an
+/// instruction that dominates it.
+pub fn available(cfg: &Cfg, v: LLVMValueRef, leader: LLVMValueRef) -> bool {
+    let constant = unsafe { LLVMIsAInstruction(v).is_null() };
+    constant || cfg.dominates(v, leader)
+}
+
+/// Whether `inst` can join a group of its block led by `leader`: every value of
+/// `leaves` (what the group's check is built from) is available at the leader, and no
+/// call that may stop the thread lies between the two (so the block runs from the
+/// leader's access to this one and a reported member is an access the program makes).
+pub fn can_join(
+    cfg: &Cfg,
+    leader: LLVMValueRef,
+    leaves: &[LLVMValueRef],
+    inst: LLVMValueRef,
+) -> bool {
+    let available = leaves.iter().all(|&v| available(cfg, v, leader));
+    available && !call_between(leader, inst)
+}

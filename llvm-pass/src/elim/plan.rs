@@ -1,0 +1,322 @@
+//! The plan check elimination hands the emitter (`check.rs`): per range what to do, and
+//! the groups, batches, loop checks and hoisted verdicts that say how. Types only: the
+//! planner (`elim`) and its steps build it, `check.rs` and `shape.rs` turn it into IR.
+
+use crate::base::{Base, Guard};
+use crate::collect::{Access, Range};
+use crate::remat::Remat;
+use llvm_sys::prelude::*;
+use std::collections::HashMap;
+
+/// One range of one access: `accesses[access].ranges[range]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct RangeId {
+    /// Index into the accesses.
+    pub access: usize,
+    /// Index into that access's ranges.
+    pub range: usize,
+}
+
+impl RangeId {
+    /// The range this names.
+    pub fn of(self, accesses: &[Access]) -> &Range {
+        &accesses[self.access].ranges[self.range]
+    }
+
+    /// The access whose range this is.
+    pub fn inst(self, accesses: &[Access]) -> LLVMValueRef {
+        accesses[self.access].inst
+    }
+}
+
+/// Where the root half of a heap check is computed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Anchor {
+    /// The root (as collected).
+    pub root: LLVMValueRef,
+    /// Built right before this instruction: a preheader's terminator or the first
+    /// access that checks this root.
+    pub before: LLVMValueRef,
+    /// Whether `before` is a loop preheader's terminator.
+    pub hoisted: bool,
+}
+
+/// What to do with one range.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RangePlan {
+    /// Check it; heap checks take their root half from the anchor.
+    Check(Option<Anchor>),
+    /// Check the union of a group of neighbouring ranges here (the group's first).
+    Leader(Option<Anchor>, usize),
+    /// A later member of a group: its leader's check covers it.
+    Member,
+    /// A dominating check already covers it.
+    Covered,
+    /// One of the checks of a batch (`plan.batches[..]`), emitted with the batch's first.
+    Batched(usize),
+}
+
+impl RangePlan {
+    /// The anchor a `Check` or `Leader` plan takes its root half from.
+    pub fn anchor(self) -> Option<Anchor> {
+        match self {
+            RangePlan::Check(a) | RangePlan::Leader(a, _) => a,
+            _ => None,
+        }
+    }
+}
+
+/// How the members of a group lie.
+#[derive(Debug)]
+pub enum Shape {
+    /// Constant byte offsets from one base (a member's value is its offset); the union
+    /// is `[base + lo, base + hi)`.
+    Offsets {
+        /// The common base.
+        base: Base,
+        /// The union's start, in bytes from the base.
+        lo: i64,
+        /// The union's end.
+        hi: i64,
+        /// What must hold for the offsets to be the members' real ones, when some were
+        /// split under an assumption ([`crate::base::Assumed`]): the union's check
+        /// fails when it does not (the cold path then looks at the real addresses).
+        guard: Option<Guard>,
+    },
+    /// Multiples of one run-time stride (a member's value is its multiple; `stride`).
+    Strided(Stride),
+    /// Bases at run-time indices (`hull`); every member has its exact address.
+    Hull(Hull),
+}
+
+impl Shape {
+    /// Values the group's addresses are built from (each must be available where the
+    /// group's check is built).
+    pub fn leaves(&self) -> Vec<LLVMValueRef> {
+        match self {
+            Shape::Offsets { base, guard, .. } => {
+                let mut out = base.leaves();
+                out.extend(guard.map(|g| g.x));
+                out
+            }
+            Shape::Strided(s) => s.leaves().to_vec(),
+            Shape::Hull(h) => h.leaves(),
+        }
+    }
+
+    /// The same shape with every value passed through `f` (e.g. recover-mode phis).
+    pub fn map(&self, f: impl Fn(LLVMValueRef) -> LLVMValueRef) -> Shape {
+        match self {
+            Shape::Offsets {
+                base,
+                lo,
+                hi,
+                guard,
+            } => Shape::Offsets {
+                guard: guard.map(|g| g.map(&f)),
+                base: base.map(f),
+                lo: *lo,
+                hi: *hi,
+            },
+            Shape::Strided(s) => Shape::Strided(s.map(f)),
+            Shape::Hull(h) => Shape::Hull(h.map(f)),
+        }
+    }
+}
+
+/// The shape of a strided group (`stride`): members at `ptr + m * stride + off`, `m`
+/// from `lo` to `hi`, each `len` bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stride {
+    /// The pointer the members share.
+    pub ptr: LLVMValueRef,
+    /// The run-time stride (i64, extended from 32 bits or fewer).
+    pub stride: LLVMValueRef,
+    /// Constant bytes on top of every member.
+    pub off: i64,
+    /// Bytes each member touches.
+    pub len: u64,
+    /// The least multiple.
+    pub lo: i64,
+    /// The greatest multiple.
+    pub hi: i64,
+}
+
+impl Stride {
+    /// Values the group's addresses are built from.
+    pub fn leaves(&self) -> [LLVMValueRef; 2] {
+        [self.ptr, self.stride]
+    }
+
+    /// The same group with its values passed through `f`.
+    pub fn map(&self, f: impl Fn(LLVMValueRef) -> LLVMValueRef) -> Stride {
+        Stride {
+            ptr: f(self.ptr),
+            stride: f(self.stride),
+            ..*self
+        }
+    }
+}
+
+/// Where an index hull's members lie (`hull`): rows `gep elem, ptr, sext x_r`, each
+/// member between `lo` and `hi` bytes around its row.
+#[derive(Clone, Debug)]
+pub struct Hull {
+    /// The pointer the members' bases index.
+    pub ptr: LLVMValueRef,
+    /// The bases' GEP source element type.
+    pub elem: LLVMTypeRef,
+    /// The distinct indices `x_r`, each rebuilt at the check.
+    pub xs: Vec<Remat>,
+    /// Least byte offset of a member around its base.
+    pub lo: i64,
+    /// Greatest end of a member around its base.
+    pub hi: i64,
+    /// The least and greatest constants some member's split assumed do not wrap when
+    /// added to its index (`None`: no member assumed anything).
+    pub wrap: Option<(i64, i64)>,
+}
+
+impl Hull {
+    /// The same hull with its values passed through `f` (the phis that replace checked
+    /// loads' uses).
+    pub fn map(&self, f: impl Fn(LLVMValueRef) -> LLVMValueRef) -> Hull {
+        Hull {
+            ptr: f(self.ptr),
+            xs: self.xs.iter().map(|r| r.map(&f)).collect(),
+            ..self.clone()
+        }
+    }
+
+    /// Values the hull's check is built from.
+    pub fn leaves(&self) -> Vec<LLVMValueRef> {
+        let mut out = vec![self.ptr];
+        out.extend(self.xs.iter().flat_map(Remat::leaves));
+        out
+    }
+}
+
+/// Neighbouring ranges checked as one.
+#[derive(Debug)]
+pub struct Group {
+    /// Where the members lie.
+    pub shape: Shape,
+    /// Members with their value in the shape, in program order.
+    pub members: Vec<(RangeId, i64)>,
+    /// For a guarded shape, how to build each member's real address before the group's
+    /// first access (its cold path checks those); empty otherwise.
+    pub exact: Vec<Remat>,
+}
+
+impl Group {
+    /// Values the group's check and cold path are built from (each must be available
+    /// where the check is).
+    pub fn leaves(&self) -> Vec<LLVMValueRef> {
+        let mut out = self.shape.leaves();
+        out.extend(self.exact.iter().flat_map(Remat::leaves));
+        out
+    }
+}
+
+/// The check of the range an access covers over all trips of its loop.
+#[derive(Debug)]
+pub struct LoopCheck {
+    /// The access (index into the accesses): its site names the report.
+    pub access: usize,
+    /// The whole range: from the lowest address, a run-time length, `ACCESS_RANGE` set.
+    pub range: Range,
+    /// Emitted right before this instruction (the loop preheader's terminator).
+    pub at: LLVMValueRef,
+}
+
+/// One check of a batch: a range and its plan before batching (a `Check` or a
+/// neighbouring group's `Leader`).
+#[derive(Clone, Copy, Debug)]
+pub struct Unit {
+    /// The range.
+    pub id: RangeId,
+    /// Its plan before batching.
+    pub plan: RangePlan,
+}
+
+/// Checks of one block that share one branch (`batch`).
+#[derive(Debug)]
+pub struct Batch {
+    /// The checks, in program order.
+    pub units: Vec<Unit>,
+}
+
+/// The plan for a function: per access (in the order given), per range.
+#[derive(Debug, Default)]
+pub struct Plan {
+    /// Indices into the accesses, in the order to instrument them (dominators first).
+    pub order: Vec<usize>,
+    /// `plans[access][range]`.
+    pub plans: Vec<Vec<RangePlan>>,
+    /// Ranges not checked (recurring).
+    pub removed: u32,
+    /// Ranges proven in bounds by value ranges (not checked).
+    pub proven: u32,
+    /// Heap checks whose root half is in a loop preheader.
+    pub hoisted: u32,
+    /// Heap checks reusing a dominating check's root half (header load) in place.
+    pub shared: u32,
+    /// Groups of neighbouring ranges.
+    pub groups: Vec<Group>,
+    /// Ranges covered by a group's check (members after the first).
+    pub merged: u32,
+    /// Ranges checked once for their whole loop, in its preheader.
+    pub loop_checks: Vec<LoopCheck>,
+    /// Checks of one block sharing one branch (`batch`).
+    pub batches: Vec<Batch>,
+    /// Branches saved by batches (checks after each batch's first).
+    pub batched: u32,
+    /// Where the verdicts of loop-invariant checks are built (a preheader's
+    /// terminator), by the range that emits them: a batch's first unit, or a check or
+    /// group leader of its own.
+    pub verdicts_at: HashMap<RangeId, LLVMValueRef>,
+}
+
+impl Plan {
+    /// The plan of range `id`.
+    pub fn of(&self, id: RangeId) -> RangePlan {
+        self.plans[id.access][id.range]
+    }
+
+    /// Sets the plan of range `id`.
+    pub fn set(&mut self, id: RangeId, p: RangePlan) {
+        self.plans[id.access][id.range] = p;
+    }
+
+    /// Records a group (two or more members, in program order; `exact` as in
+    /// [`Group`]): its first member's check becomes the group's (`Leader`), the others
+    /// are covered (`Member`).
+    pub fn add_group(&mut self, shape: Shape, members: Vec<(RangeId, i64)>, exact: Vec<Remat>) {
+        let id = self.groups.len();
+        for (n, &(m, _)) in members.iter().enumerate() {
+            let p = match (n, self.of(m)) {
+                (0, RangePlan::Check(a) | RangePlan::Leader(a, _)) => RangePlan::Leader(a, id),
+                _ => RangePlan::Member,
+            };
+            self.set(m, p);
+        }
+        self.merged += members.len() as u32 - 1;
+        self.groups.push(Group {
+            shape,
+            members,
+            exact,
+        });
+    }
+
+    /// Forgets the root half the check of range `id` (at `inst`) used, when that check
+    /// goes away: the hoisted and shared counts drop with it.
+    pub fn drop_anchor(&mut self, id: RangeId, inst: LLVMValueRef) {
+        if let RangePlan::Check(Some(a)) | RangePlan::Leader(Some(a), _) = self.of(id) {
+            if a.hoisted {
+                self.hoisted -= 1;
+            } else if a.before != inst {
+                self.shared -= 1;
+            }
+        }
+    }
+}
