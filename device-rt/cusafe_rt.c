@@ -1,8 +1,9 @@
 /* cusafe device runtime: the cold report path of every check.
  *
  * Freestanding C compiled to NVPTX bitcode (llvm-pass/build.rs) and linked by the pass
- * into every instrumented device module. The CUSAFE_* constants come from the formats
- * crate (format/src/{rtpage,report}.rs) as -D flags: do not hard-code them here.
+ * into every instrumented device module. The CUSAFE_* constants (record field offsets
+ * CUSAFE_REC_*, device kinds CUSAFE_KIND_*, ...) come from the formats crate: build.rs
+ * includes the header format/src/c_header.rs generates. Do not hard-code them here.
  *
  * A check that fails reports. The first thread to fail at a site writes one record
  * into the report page (pinned host memory, so it survives a trap), fences
@@ -53,27 +54,27 @@ static inline __attribute__((always_inline)) void write_record(u32 kind, u64 add
     return;
   volatile unsigned char *page = (volatile unsigned char *)RT_U64(CUSAFE_RTPAGE_REPORT_PTR);
   volatile unsigned char *rec = page + CUSAFE_PAGE_HEADER_BYTES + (u64)idx * CUSAFE_RECORD_BYTES;
-  put32(rec, 0, 1);
-  put32(rec, 4, kind);
-  put64(rec, 8, addr);
-  put64(rec, 16, root);
-  put64(rec, 24, header_size);
-  put32(rec, 32, access_size);
-  put32(rec, 36, flags);
-  put32(rec, 40, __nvvm_read_ptx_sreg_tid_x());
-  put32(rec, 44, __nvvm_read_ptx_sreg_tid_y());
-  put32(rec, 48, __nvvm_read_ptx_sreg_tid_z());
-  put32(rec, 52, __nvvm_read_ptx_sreg_ctaid_x());
-  put32(rec, 56, __nvvm_read_ptx_sreg_ctaid_y());
-  put32(rec, 60, __nvvm_read_ptx_sreg_ctaid_z());
+  put32(rec, CUSAFE_REC_STATE, CUSAFE_STATE_WRITING);
+  put32(rec, CUSAFE_REC_KIND, kind);
+  put64(rec, CUSAFE_REC_ADDR, addr);
+  put64(rec, CUSAFE_REC_ROOT, root);
+  put64(rec, CUSAFE_REC_HEADER_SIZE, header_size);
+  put32(rec, CUSAFE_REC_ACCESS_SIZE, access_size);
+  put32(rec, CUSAFE_REC_FLAGS, flags);
+  put32(rec, CUSAFE_REC_THREAD + 0, __nvvm_read_ptx_sreg_tid_x());
+  put32(rec, CUSAFE_REC_THREAD + 4, __nvvm_read_ptx_sreg_tid_y());
+  put32(rec, CUSAFE_REC_THREAD + 8, __nvvm_read_ptx_sreg_tid_z());
+  put32(rec, CUSAFE_REC_BLOCK + 0, __nvvm_read_ptx_sreg_ctaid_x());
+  put32(rec, CUSAFE_REC_BLOCK + 4, __nvvm_read_ptx_sreg_ctaid_y());
+  put32(rec, CUSAFE_REC_BLOCK + 8, __nvvm_read_ptx_sreg_ctaid_z());
   u32 i = 0;
   /* Byte by byte, not unrolled: this code's register use adds to every kernel's. */
 #pragma clang loop unroll(disable) vectorize(disable)
   for (; i + 1 < CUSAFE_LOC_BYTES && loc[i]; ++i)
-    rec[CUSAFE_LOC_OFFSET + i] = (unsigned char)loc[i];
-  rec[CUSAFE_LOC_OFFSET + i] = 0;
+    rec[CUSAFE_REC_LOC + i] = (unsigned char)loc[i];
+  rec[CUSAFE_REC_LOC + i] = 0;
   __nvvm_membar_sys();
-  put32(rec, 0, CUSAFE_STATE_COMPLETE);
+  put32(rec, CUSAFE_REC_STATE, CUSAFE_STATE_COMPLETE);
   __nvvm_membar_sys();
 }
 

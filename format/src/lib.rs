@@ -11,12 +11,15 @@
 //! * [`report`]: the report page and record written by device code and read by the host.
 //! * [`stack`]: the marker of modules whose stack the driver cannot size.
 //! * [`pass_env`]: the names of the variables that configure the pass.
+//! * [`c_header`](mod@c_header): the constants C code needs, as a generated C header.
 //!
-//! `docs/formats.md` describes the same layouts in prose; the device runtime
-//! (`device-rt/cusafe_rt.c`) repeats the few constants it needs and a test checks
-//! that the two agree.
+//! `docs/formats.md` describes the same layouts in prose. The C code that must agree
+//! with them (the device runtime `device-rt/cusafe_rt.c`, the runtime's fake CUDA in
+//! its tests) is compiled with the header [`c_header()`] generates, which defines the
+//! constants it uses as `CUSAFE_*` macros.
 
 pub mod block;
+pub mod c_header;
 pub mod devheap;
 pub mod fuzz;
 pub mod launch;
@@ -26,3 +29,5 @@ pub mod pseudo;
 pub mod report;
 pub mod rtpage;
 pub mod stack;
+
+pub use c_header::c_header;

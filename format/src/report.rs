@@ -11,20 +11,24 @@
 //! | 12 | u32 | reserved (0); the claim counter is in the [runtime page](crate::rtpage) |
 //!
 //! The host finds complete records by their state word, not by a count.
-//! Records of [`RECORD_BYTES`] bytes each follow from [`PAGE_HEADER_BYTES`]:
+//! Records of [`RECORD_BYTES`] bytes each follow from [`PAGE_HEADER_BYTES`]; their
+//! fields, in order (offsets in [`field`]):
 //!
-//! | offset | type | meaning |
+//! | field | type | meaning |
 //! |---|---|---|
-//! | 0 | u32 | state: 0 empty, 1 being written, 2 complete (written after a system fence) |
-//! | 4 | u32 | [`DeviceKind`] |
-//! | 8 | u64 | accessed address (as the program computed it) |
-//! | 16 | u64 | root pointer the address was derived from (names the buffer) |
-//! | 24 | u64 | header size the device saw ([`NO_HEADER`] if it could not read one) |
-//! | 32 | u32 | access size in bytes (low 32 bits for memory intrinsics) |
-//! | 36 | u32 | access flags ([`ACCESS_WRITE`], [`ACCESS_ATOMIC`], [`ACCESS_RANGE`]) |
-//! | 40 | u32 x 3 | threadIdx x, y, z |
-//! | 52 | u32 x 3 | blockIdx x, y, z |
-//! | 64 | u8 x [`LOC_BYTES`] | site text `kernel \x1f file \x1f line \x1f col \x1f object`, NUL-terminated |
+//! | [`field::STATE`] | u32 | 0 empty, [`STATE_WRITING`], [`STATE_COMPLETE`] (written after a system fence) |
+//! | [`field::KIND`] | u32 | [`DeviceKind`] |
+//! | [`field::ADDR`] | u64 | accessed address (as the program computed it) |
+//! | [`field::ROOT`] | u64 | root pointer the address was derived from (names the buffer) |
+//! | [`field::HEADER_SIZE`] | u64 | header size the device saw ([`NO_HEADER`] if it could not read one) |
+//! | [`field::ACCESS_SIZE`] | u32 | access size in bytes (low 32 bits for memory intrinsics) |
+//! | [`field::FLAGS`] | u32 | access flags ([`ACCESS_WRITE`], [`ACCESS_ATOMIC`], [`ACCESS_RANGE`]) |
+//! | [`field::THREAD`] | u32 x 3 | threadIdx x, y, z |
+//! | [`field::BLOCK`] | u32 x 3 | blockIdx x, y, z |
+//! | [`field::LOC`] | u8 x [`LOC_BYTES`] | site text `kernel \x1f file \x1f line \x1f col \x1f object`, NUL-terminated |
+//!
+//! C code (device-rt, the test fixtures) gets these layouts and the kinds from the
+//! header [`c_header()`](crate::c_header()) generates.
 
 /// Magic word of the report page ("CSRP").
 pub const PAGE_MAGIC: u32 = 0x5052_5343;
@@ -38,12 +42,14 @@ pub const RECORD_BYTES: usize = 512;
 pub const PAGE_CAPACITY: usize = 64;
 /// Total page size in bytes.
 pub const PAGE_BYTES: usize = PAGE_HEADER_BYTES + RECORD_BYTES * PAGE_CAPACITY;
-/// Offset of the site text in a record.
-pub const LOC_OFFSET: usize = 64;
+/// Offset of the site text in a record ([`field::LOC`]).
+pub const LOC_OFFSET: usize = field::LOC;
 /// Bytes of site text in a record (including the NUL).
 pub const LOC_BYTES: usize = RECORD_BYTES - LOC_OFFSET;
 /// Separator between the fields of the site text.
 pub const LOC_SEP: char = '\x1f';
+/// Record state: being written (the writer claimed the record and has not finished).
+pub const STATE_WRITING: u32 = 1;
 /// Record state: complete.
 pub const STATE_COMPLETE: u32 = 2;
 /// Per check site the pass emits `{ u32 state, u32 flags, generic ptr site_text }` in
@@ -87,51 +93,120 @@ pub const fn record_offset(i: usize) -> usize {
     PAGE_HEADER_BYTES + i * RECORD_BYTES
 }
 
-/// What the device saw; the host refines it with its allocation table.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u32)]
-pub enum DeviceKind {
+/// Defines the record's fields: one `usize` constant per field in [`field`] and
+/// [`field::ALL`] listing them.
+macro_rules! record_fields {
+    ($($(#[$doc:meta])* $name:ident = $off:expr;)*) => {
+        /// Byte offsets of a record's fields (the table at the top of this module);
+        /// device-rt and the test fixtures get them as `CUSAFE_REC_<FIELD>`
+        /// ([`c_header()`](crate::c_header())).
+        pub mod field {
+            $($(#[$doc])* pub const $name: usize = $off;)*
+            /// Every field as (name, offset), in offset order.
+            pub const ALL: [(&str, usize); [$(stringify!($name)),*].len()] =
+                [$((stringify!($name), $name)),*];
+        }
+    };
+}
+
+record_fields! {
+    /// u32 state: 0 empty, [`STATE_WRITING`](super::STATE_WRITING),
+    /// [`STATE_COMPLETE`](super::STATE_COMPLETE) (written after a system fence).
+    STATE = 0;
+    /// u32 [`DeviceKind`](super::DeviceKind).
+    KIND = 4;
+    /// u64 accessed address (as the program computed it).
+    ADDR = 8;
+    /// u64 root pointer the address was derived from.
+    ROOT = 16;
+    /// u64 header size the device saw ([`NO_HEADER`](super::NO_HEADER) if none).
+    HEADER_SIZE = 24;
+    /// u32 access size in bytes.
+    ACCESS_SIZE = 32;
+    /// u32 access flags (`ACCESS_*`, `OBJECT_*`).
+    FLAGS = 36;
+    /// u32 x 3: threadIdx x, y, z.
+    THREAD = 40;
+    /// u32 x 3: blockIdx x, y, z.
+    BLOCK = 52;
+    /// u8 x [`LOC_BYTES`](super::LOC_BYTES): the NUL-terminated site text.
+    LOC = 64;
+}
+
+// The fields are packed in order and the site text ends the record.
+const _: () = {
+    assert!(field::KIND == field::STATE + 4);
+    assert!(field::ADDR == field::KIND + 4);
+    assert!(field::ROOT == field::ADDR + 8);
+    assert!(field::HEADER_SIZE == field::ROOT + 8);
+    assert!(field::ACCESS_SIZE == field::HEADER_SIZE + 8);
+    assert!(field::FLAGS == field::ACCESS_SIZE + 4);
+    assert!(field::THREAD == field::FLAGS + 4);
+    assert!(field::BLOCK == field::THREAD + 12);
+    assert!(field::LOC == field::BLOCK + 12);
+    assert!(field::LOC < RECORD_BYTES);
+};
+
+/// Defines [`DeviceKind`] from one list: the enum, [`DeviceKind::ALL`],
+/// [`DeviceKind::from_u32`] and [`DeviceKind::c_name`] (the C header's
+/// `CUSAFE_KIND_<name>`).
+macro_rules! device_kinds {
+    ($($(#[$doc:meta])* $name:ident = $value:literal, c: $c:literal;)*) => {
+        /// What the device saw; the host refines it with its allocation table.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        #[repr(u32)]
+        pub enum DeviceKind {
+            $($(#[$doc])* $name = $value,)*
+        }
+
+        impl DeviceKind {
+            /// Every kind, in the order of their values.
+            pub const ALL: [DeviceKind; [$(stringify!($name)),*].len()] = [$(Self::$name),*];
+
+            /// Decodes the record's kind field.
+            pub fn from_u32(v: u32) -> Option<Self> {
+                match v {
+                    $($value => Some(Self::$name),)*
+                    _ => None,
+                }
+            }
+
+            /// The kind's name in C: device code writes `CUSAFE_KIND_<name>`.
+            pub const fn c_name(self) -> &'static str {
+                match self {
+                    $(Self::$name => $c,)*
+                }
+            }
+        }
+    };
+}
+
+device_kinds! {
     /// The pointer carried the poison bit: its arithmetic left its block.
-    PoisonedPointer = 1,
+    PoisonedPointer = 1, c: "POISONED";
     /// The access was outside the exact bounds in the header (or the header was 0).
-    OutOfBounds = 2,
+    OutOfBounds = 2, c: "OUT_OF_BOUNDS";
     /// The access was outside an object whose size is known at compile time (local,
     /// shared, dynamic shared, `__device__` global): `root` is the object's start,
     /// `header_size` its size in bytes, the flags carry its space (`OBJECT_*`) and the
     /// site text its name.
-    ObjectOutOfBounds = 3,
+    ObjectOutOfBounds = 3, c: "OBJECT";
     /// A local-memory pseudo-pointer whose frame is gone (its function returned, or a
     /// later call reused its depth): `root` is the object's start, `header_size` the
     /// size its header still holds.
-    StaleLocal = 4,
+    StaleLocal = 4, c: "STALE_LOCAL";
     /// A local pseudo-pointer whose frame is alive but whose object's scope has ended
     /// (its header carries `pseudo::OUT_OF_SCOPE`): `root` is the object's start,
     /// `header_size` its size.
-    LocalOutOfScope = 5,
+    LocalOutOfScope = 5, c: "LOCAL_OUT_OF_SCOPE";
     /// `free` (or `delete`) in device code of a device-heap block that is already free:
     /// `addr` is the pointer freed, `root` the block's payload start, `header_size` 0.
-    DeviceDoubleFree = 6,
+    DeviceDoubleFree = 6, c: "DOUBLE_FREE";
     /// `free` (or `delete`) in device code of a pointer that is not the start of a
     /// device-heap block: `addr` is the pointer; for an interior pointer of a block,
     /// `root` is its payload start and `header_size` its size, else `root` is 0 and
     /// `header_size` [`NO_HEADER`].
-    DeviceInvalidFree = 7,
-}
-
-impl DeviceKind {
-    /// Decodes the record's kind field.
-    pub fn from_u32(v: u32) -> Option<Self> {
-        match v {
-            1 => Some(Self::PoisonedPointer),
-            2 => Some(Self::OutOfBounds),
-            3 => Some(Self::ObjectOutOfBounds),
-            4 => Some(Self::StaleLocal),
-            5 => Some(Self::LocalOutOfScope),
-            6 => Some(Self::DeviceDoubleFree),
-            7 => Some(Self::DeviceInvalidFree),
-            _ => None,
-        }
-    }
+    DeviceInvalidFree = 7, c: "INVALID_FREE";
 }
 
 /// One decoded record.
@@ -182,10 +257,10 @@ impl Record {
     /// Decodes a complete record from its bytes; `None` if the record is not complete
     /// or malformed.
     pub fn decode(b: &[u8]) -> Option<Record> {
-        if b.len() < RECORD_BYTES || u32_at(b, 0) != STATE_COMPLETE {
+        if b.len() < RECORD_BYTES || u32_at(b, field::STATE) != STATE_COMPLETE {
             return None;
         }
-        let kind = DeviceKind::from_u32(u32_at(b, 4))?;
+        let kind = DeviceKind::from_u32(u32_at(b, field::KIND))?;
         let text = &b[LOC_OFFSET..RECORD_BYTES];
         let end = text.iter().position(|&c| c == 0).unwrap_or(text.len());
         let text = String::from_utf8_lossy(&text[..end]);
@@ -197,13 +272,13 @@ impl Record {
         let object = parts.next().unwrap_or("").to_string();
         Some(Record {
             kind,
-            addr: u64_at(b, 8),
-            root: u64_at(b, 16),
-            header_size: u64_at(b, 24),
-            access_size: u32_at(b, 32),
-            flags: u32_at(b, 36),
-            thread: [u32_at(b, 40), u32_at(b, 44), u32_at(b, 48)],
-            block: [u32_at(b, 52), u32_at(b, 56), u32_at(b, 60)],
+            addr: u64_at(b, field::ADDR),
+            root: u64_at(b, field::ROOT),
+            header_size: u64_at(b, field::HEADER_SIZE),
+            access_size: u32_at(b, field::ACCESS_SIZE),
+            flags: u32_at(b, field::FLAGS),
+            thread: std::array::from_fn(|i| u32_at(b, field::THREAD + 4 * i)),
+            block: std::array::from_fn(|i| u32_at(b, field::BLOCK + 4 * i)),
             kernel,
             file,
             line,
@@ -219,16 +294,16 @@ impl Record {
             |b: &mut Vec<u8>, off: usize, v: u32| b[off..off + 4].copy_from_slice(&v.to_le_bytes());
         let put64 =
             |b: &mut Vec<u8>, off: usize, v: u64| b[off..off + 8].copy_from_slice(&v.to_le_bytes());
-        put32(&mut b, 0, STATE_COMPLETE);
-        put32(&mut b, 4, self.kind as u32);
-        put64(&mut b, 8, self.addr);
-        put64(&mut b, 16, self.root);
-        put64(&mut b, 24, self.header_size);
-        put32(&mut b, 32, self.access_size);
-        put32(&mut b, 36, self.flags);
+        put32(&mut b, field::STATE, STATE_COMPLETE);
+        put32(&mut b, field::KIND, self.kind as u32);
+        put64(&mut b, field::ADDR, self.addr);
+        put64(&mut b, field::ROOT, self.root);
+        put64(&mut b, field::HEADER_SIZE, self.header_size);
+        put32(&mut b, field::ACCESS_SIZE, self.access_size);
+        put32(&mut b, field::FLAGS, self.flags);
         for i in 0..3 {
-            put32(&mut b, 40 + 4 * i, self.thread[i]);
-            put32(&mut b, 52 + 4 * i, self.block[i]);
+            put32(&mut b, field::THREAD + 4 * i, self.thread[i]);
+            put32(&mut b, field::BLOCK + 4 * i, self.block[i]);
         }
         let loc = encode_loc(&self.kernel, &self.file, self.line, self.col, &self.object);
         let n = loc.len().min(LOC_BYTES - 1);

@@ -8,9 +8,6 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
-use cusafe_format::report as rep;
-use cusafe_format::rtpage as rt;
-
 /// The built fixtures.
 pub struct Fixtures {
     /// Directory holding libcuda.so.1, libcudart.so.12 and the programs.
@@ -63,27 +60,6 @@ fn cc(args: &[&str]) {
     );
 }
 
-fn defines() -> Vec<String> {
-    let d: [(&str, u64); 13] = [
-        ("RTPAGE_ADDR", rt::RTPAGE_ADDR),
-        ("COVERAGE_OFFSET", rt::COVERAGE_OFFSET),
-        ("COVERAGE_BYTES", rt::COVERAGE_BYTES),
-        ("RTPAGE_REPORT_PTR", rt::RTPAGE_REPORT_PTR),
-        ("RTPAGE_FLAGS", rt::RTPAGE_FLAGS),
-        ("RTPAGE_CLAIMED", rt::RTPAGE_CLAIMED),
-        ("FLAG_RECOVER", rt::FLAG_RECOVER.into()),
-        ("PAGE_CAPACITY", rep::PAGE_CAPACITY as u64),
-        ("PAGE_HEADER_BYTES", rep::PAGE_HEADER_BYTES as u64),
-        ("RECORD_BYTES", rep::RECORD_BYTES as u64),
-        ("LOC_OFFSET", rep::LOC_OFFSET as u64),
-        ("LOC_BYTES", rep::LOC_BYTES as u64),
-        ("STATE_COMPLETE", rep::STATE_COMPLETE.into()),
-    ];
-    d.iter()
-        .map(|(n, v)| format!("-DCUSAFE_{n}={v}ull"))
-        .collect()
-}
-
 /// Builds (once per test binary) and returns the fixtures.
 pub fn fixtures() -> &'static Fixtures {
     static F: OnceLock<Fixtures> = OnceLock::new();
@@ -107,12 +83,9 @@ pub fn fixtures() -> &'static Fixtures {
         cc(&["-shared", "-fPIC", "-O1", "-Wall", "-Werror", &inc, "-Wl,-soname,libcuda.so.1", "-o", &p("libcuda.so.1"), &s("fake_cuda.c")]);
         let _ = std::fs::remove_file(dir.join("libcuda.so"));
         std::os::unix::fs::symlink("libcuda.so.1", dir.join("libcuda.so")).unwrap();
-        let mut args: Vec<String> = ["-shared", "-fPIC", "-O1", "-Wall", "-Werror", &inc, "-Wl,-soname,libcudart.so.12", "-o", &p("libcudart.so.12"), &s("fake_cudart.c"), &ldir, "-l:libcuda.so.1", &rpath]
-            .iter()
-            .map(|a| a.to_string())
-            .collect();
-        args.extend(defines());
-        cc(&args.iter().map(String::as_str).collect::<Vec<_>>());
+        // The fake runtime's CUSAFE_* constants: the formats crate's C header.
+        std::fs::write(dir.join("cusafe_format.h"), cusafe_format::c_header()).unwrap();
+        cc(&["-shared", "-fPIC", "-O1", "-Wall", "-Werror", &inc, "-include", &p("cusafe_format.h"), "-Wl,-soname,libcudart.so.12", "-o", &p("libcudart.so.12"), &s("fake_cudart.c"), &ldir, "-l:libcuda.so.1", &rpath]);
         let _ = std::fs::remove_file(dir.join("libcudart.so"));
         std::os::unix::fs::symlink("libcudart.so.12", dir.join("libcudart.so")).unwrap();
         cc(&["-g", "-O0", "-Wall", "-Werror", &inc, "-o", &p("scenario"), &s("scenario.c"), &ldir, "-lcudart", &rpath, "-lpthread", "-ldl"]);
