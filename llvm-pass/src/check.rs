@@ -23,11 +23,12 @@
 
 use crate::classify::{ObjSize, Object};
 use crate::collect::{Access, Len, Range, Target};
-use crate::elim::plan::{Anchor, LoopCheck, Plan, RangeId, RangePlan, Unit};
+use crate::elim::plan::{Anchor, CheckPlan, LoopCheck, Plan, RangeId, Unit};
 use crate::elim::ColdPaths;
 use crate::ir::{addr_space, Ir, AS_GLOBAL};
 use crate::launch::{RootPart, Windows};
 use crate::sites::Sites;
+use crate::strip::Roots;
 use cusafe_format::block::{class_shift, PREFIX};
 use cusafe_format::pointer::{FOREIGN_WINDOW, MAX_TAG, MIN_TAG, TAG_SHIFT};
 use cusafe_format::pseudo::PSEUDO_BIT;
@@ -44,6 +45,52 @@ pub type RootParts = HashMap<Anchor, RootPart>;
 /// Values replaced by recover-mode phis: a loaded value used as a later access's root or
 /// address must be read through its phi, which dominates where the original no longer does.
 pub type Replaced = HashMap<LLVMValueRef, LLVMValueRef>;
+
+/// What [`Checker`] emits one function's checks with: the module-wide maps its checks
+/// add to (borrowed), the function's own root halves and stripped roots (made here),
+/// and the function's accesses and their plan. Made once per function.
+pub struct FnEmit<'a> {
+    /// The module's IR handles and builder.
+    ir: &'a Ir,
+    /// The module's report sites.
+    sites: &'a mut Sites,
+    /// The module's values replaced by recover-mode phis so far.
+    replaced: &'a mut Replaced,
+    /// The function's stripped roots.
+    roots: Roots,
+    /// The function's root halves built so far.
+    parts: RootParts,
+    /// The function.
+    func: LLVMValueRef,
+    /// The function's accesses, as collected.
+    accesses: &'a [Access],
+    /// The plan for `accesses`.
+    plan: &'a Plan,
+}
+
+impl<'a> FnEmit<'a> {
+    /// The state for emitting the checks of `func`, whose accesses are `accesses` and
+    /// planned by `plan`; `sites` and `replaced` are the module's.
+    pub fn new(
+        ir: &'a Ir,
+        sites: &'a mut Sites,
+        replaced: &'a mut Replaced,
+        func: LLVMValueRef,
+        accesses: &'a [Access],
+        plan: &'a Plan,
+    ) -> FnEmit<'a> {
+        FnEmit {
+            ir,
+            sites,
+            replaced,
+            roots: Roots::default(),
+            parts: RootParts::new(),
+            func,
+            accesses,
+            plan,
+        }
+    }
+}
 
 fn resolve(replaced: &Replaced, v: LLVMValueRef) -> LLVMValueRef {
     replaced.get(&v).copied().unwrap_or(v)
@@ -146,22 +193,11 @@ impl Checker {
                 .contains_key(&crate::classify::strip_casts(root))
     }
 
-    /// Instruments one access of function `func`: a check per planned range before it,
-    /// each with its own cold report block, and the recover-mode skip after it. Ranges a
-    /// dominating check covers get none; their accesses are still stripped.
-    #[allow(clippy::too_many_arguments)]
-    pub fn instrument(
-        &self,
-        ir: &Ir,
-        sites: &mut Sites,
-        replaced: &mut Replaced,
-        roots: &mut crate::strip::Roots,
-        parts: &mut RootParts,
-        func: LLVMValueRef,
-        accesses: &[Access],
-        index: usize,
-        plan: &Plan,
-    ) {
+    /// Instruments access `index` of `e`'s function: a check per planned range before
+    /// it, each with its own cold report block, and the recover-mode skip after it.
+    /// Ranges a dominating check covers get none; their accesses are still stripped.
+    pub fn instrument(&self, e: &mut FnEmit, index: usize) {
+        let (ir, accesses, plan) = (e.ir, e.accesses, e.plan);
         let acc = &accesses[index];
         let plans = &plan.plans[index];
         // The checks this access emits, each a batch: a batch's first range emits the
@@ -176,14 +212,14 @@ impl Checker {
                     range: k,
                 };
                 match p {
-                    RangePlan::Batched(b) => {
+                    CheckPlan::Batched(b) => {
                         let units = &plan.batches[b].units;
                         (units[0].id == id).then(|| (k, units.clone()))
                     }
-                    RangePlan::Check(_) | RangePlan::Leader(..) => {
+                    CheckPlan::Check(_) | CheckPlan::Leader(..) => {
                         Some((k, vec![Unit { id, plan: p }]))
                     }
-                    RangePlan::Member | RangePlan::Covered => None,
+                    CheckPlan::Member | CheckPlan::Covered => None,
                 }
             })
             .collect();
@@ -193,9 +229,9 @@ impl Checker {
             .iter()
             .flat_map(|(_, units)| units.iter().filter_map(|u| u.plan.anchor()));
         for a in anchors {
-            parts.entry(a).or_insert_with(|| {
+            e.parts.entry(a).or_insert_with(|| {
                 ir.at(a.before);
-                self.root_part(ir, resolve(replaced, a.root))
+                self.root_part(ir, resolve(e.replaced, a.root))
             });
         }
         unsafe {
@@ -208,20 +244,17 @@ impl Checker {
                     range: k,
                 };
                 let hoisted = plan.verdicts_at.get(&id).copied();
-                let (RangePlan::Check(anchor), None) = (plans[k], hoisted) else {
-                    self.emit_batch(
-                        ir, sites, parts, replaced, func, accesses, plan, &units, hoisted,
-                    );
+                let (CheckPlan::Check(anchor), None) = (plans[k], hoisted) else {
+                    self.emit_batch(e, &units, hoisted);
                     continue;
                 };
                 let original_root = r.root;
                 let r = Range {
-                    addr: resolve(replaced, r.addr),
-                    root: resolve(replaced, r.root),
+                    addr: resolve(e.replaced, r.addr),
+                    root: resolve(e.replaced, r.root),
                     ..r.clone()
                 };
-                let (slow_bb, skip) =
-                    self.emit_check(ir, sites, parts, func, acc.inst, &r, original_root, anchor);
+                let (slow_bb, skip) = self.emit_check(e, acc.inst, &r, original_root, anchor);
                 let Some(skip) = skip else { continue };
                 // The cold block goes on to the access, or past it when told to skip.
                 let term = LLVMGetBasicBlockTerminator(slow_bb);
@@ -236,7 +269,8 @@ impl Checker {
                 .iter()
                 .filter(|r| matches!(r.target, Target::Heap) && !self.keeps_tags(r.root))
             {
-                roots.strip_access(ir, func, acc.inst, r.operand, resolve(replaced, r.root));
+                e.roots
+                    .strip_access(ir, e.func, acc.inst, r.operand, resolve(e.replaced, r.root));
             }
             let ty = LLVMTypeOf(acc.inst);
             if LLVMGetTypeKind(ty) != LLVMTypeKind::LLVMVoidTypeKind
@@ -245,7 +279,7 @@ impl Checker {
                 LLVMPositionBuilderBefore(ir.b, LLVMGetFirstInstruction(cont));
                 let phi = LLVMBuildPhi(ir.b, ty, c"cusafe.val".as_ptr());
                 LLVMReplaceAllUsesWith(acc.inst, phi);
-                replaced.insert(acc.inst, phi);
+                e.replaced.insert(acc.inst, phi);
                 let mut vals = vec![acc.inst];
                 let mut bbs = vec![LLVMGetInstructionParent(acc.inst)];
                 for bb in skipped_from {
@@ -260,51 +294,40 @@ impl Checker {
     /// Emits the check of a loop range (`elim::plan::LoopCheck`) before the preheader's
     /// terminator; a report names the access's site. The loop runs either way (recover
     /// mode does not skip the accesses of a loop whose range failed).
-    pub fn emit_loop_check(
-        &self,
-        ir: &Ir,
-        sites: &mut Sites,
-        replaced: &Replaced,
-        func: LLVMValueRef,
-        accesses: &[Access],
-        lc: &LoopCheck,
-    ) {
+    pub fn emit_loop_check(&self, e: &mut FnEmit, lc: &LoopCheck) {
+        let ir = e.ir;
         // The expansions may be the program's own values (a loaded row pointer), which
         // recover-mode phis have replaced since.
         let len = match lc.range.len {
-            Len::Value(v) => Len::Value(resolve(replaced, v)),
+            Len::Value(v) => Len::Value(resolve(e.replaced, v)),
             l => l,
         };
         let r = Range {
-            root: resolve(replaced, lc.range.root),
-            addr: resolve(replaced, lc.range.addr),
+            root: resolve(e.replaced, lc.range.root),
+            addr: resolve(e.replaced, lc.range.addr),
             len,
             ..lc.range.clone()
         };
         ir.at(lc.at);
-        let (v, len) = self.verdict(ir, &RootParts::new(), &r, None);
+        // No anchor: the root half is built here, not taken from `e`'s.
+        let (v, len) = self.verdict(e, &r, None);
         let term = ir.split_if_then(v.bad, lc.at);
         ir.at(term);
-        let inst = accesses[lc.access].inst;
-        self.cold_call(ir, sites, func, inst, &r, lc.range.root, &v, len);
+        let inst = e.accesses[lc.access].inst;
+        self.cold_call(e, inst, &r, lc.range.root, &v, len);
     }
 
     /// The verdict on range `r` at the builder's position (the heap root half from
-    /// `anchor` when it was built there, else built here), and the length as i64.
-    fn verdict(
-        &self,
-        ir: &Ir,
-        parts: &RootParts,
-        r: &Range,
-        anchor: Option<Anchor>,
-    ) -> (Verdict, LLVMValueRef) {
+    /// `anchor` when `e` built it there, else built here), and the length as i64.
+    fn verdict(&self, e: &FnEmit, r: &Range, anchor: Option<Anchor>) -> (Verdict, LLVMValueRef) {
+        let ir = e.ir;
         let len = match r.len {
             Len::Const(n) => ir.c64(n),
             Len::Value(v) => ir.int_cast(v, ir.i64),
         };
         let v = match &r.target {
             Target::Heap => {
-                let part = match anchor.and_then(|a| parts.get(&a)) {
+                let part = match anchor.and_then(|a| e.parts.get(&a)) {
                     Some(p) => *p,
                     None => self.root_part(ir, r.root),
                 };
@@ -315,32 +338,30 @@ impl Checker {
         (v, len)
     }
 
-    /// The cold call reporting `v` for the access `inst` (site text and flags of `r`,
-    /// `original_root`: its root before recover-mode phis replaced loads), at the
-    /// builder's position, which must be right before its block's terminator; returns
-    /// "skip the access", or `None` when the call never returns (trap-mode builds: the
-    /// block then ends in `unreachable`).
-    #[allow(clippy::too_many_arguments)]
+    /// The cold call reporting `v` for the access `inst` of `e`'s function (site text
+    /// and flags of `r`, `original_root`: its root before recover-mode phis replaced
+    /// loads), at the builder's position, which must be right before its block's
+    /// terminator; returns "skip the access", or `None` when the call never returns
+    /// (trap-mode builds: the block then ends in `unreachable`).
     fn cold_call(
         &self,
-        ir: &Ir,
-        sites: &mut Sites,
-        func: LLVMValueRef,
+        e: &mut FnEmit,
         inst: LLVMValueRef,
         r: &Range,
         original_root: LLVMValueRef,
         v: &Verdict,
         len: LLVMValueRef,
     ) -> Option<LLVMValueRef> {
+        let ir = e.ir;
         unsafe {
             let out_of_line = self.cold.out_of_line(r, original_root);
-            let text = sites.text(ir, func, inst, &v.object);
+            let text = e.sites.text(ir, e.func, inst, &v.object);
             let mut args = [
                 ir.add(v.root, v.off),
                 v.root,
                 v.size,
                 ir.int_cast(len, ir.i32),
-                sites.site(ir, r.flags | v.space, text),
+                e.sites.site(ir, r.flags | v.space, text),
             ];
             // Trap-mode calls are indirect: ptxas inlines a direct call of a function
             // and the report's registers then count in every kernel (gemm 30 -> 54 in a
@@ -378,24 +399,21 @@ impl Checker {
     /// Emits the check of one range before `inst` (`original_root`: see `cold_call`);
     /// returns the cold block and the value (computed there) that says whether to skip
     /// the access (`None`: the cold block does not return).
-    #[allow(clippy::too_many_arguments)]
     fn emit_check(
         &self,
-        ir: &Ir,
-        sites: &mut Sites,
-        parts: &RootParts,
-        func: LLVMValueRef,
+        e: &mut FnEmit,
         inst: LLVMValueRef,
         r: &Range,
         original_root: LLVMValueRef,
         anchor: Option<Anchor>,
     ) -> (LLVMBasicBlockRef, Option<LLVMValueRef>) {
+        let ir = e.ir;
         ir.at(inst);
-        let (v, len) = self.verdict(ir, parts, r, anchor);
+        let (v, len) = self.verdict(e, r, anchor);
         unsafe {
             let term = ir.split_if_then(v.bad, inst);
             ir.at(term);
-            let skip = self.cold_call(ir, sites, func, inst, r, original_root, &v, len);
+            let skip = self.cold_call(e, inst, r, original_root, &v, len);
             (LLVMGetInstructionParent(term), skip)
         }
     }
@@ -408,19 +426,8 @@ impl Checker {
     /// batched accesses are not skipped. The verdicts are built before `verdicts_at`
     /// when given (a loop preheader's terminator: `elim`'s loop-invariant verdicts),
     /// else before the first access; the branch is always at the first access.
-    #[allow(clippy::too_many_arguments)]
-    fn emit_batch(
-        &self,
-        ir: &Ir,
-        sites: &mut Sites,
-        parts: &RootParts,
-        replaced: &Replaced,
-        func: LLVMValueRef,
-        accesses: &[Access],
-        plan: &Plan,
-        units: &[Unit],
-        verdicts_at: Option<LLVMValueRef>,
-    ) {
+    fn emit_batch(&self, e: &mut FnEmit, units: &[Unit], verdicts_at: Option<LLVMValueRef>) {
+        let (ir, accesses, plan) = (e.ir, e.accesses, e.plan);
         let inst = units[0].id.inst(accesses);
         let at = verdicts_at.unwrap_or(inst);
         // Per unit: its range (the union for a group) and its root half.
@@ -432,14 +439,14 @@ impl Checker {
             ir.at(at);
             let r = id.of(accesses);
             let (range, group) = match p {
-                RangePlan::Leader(_, g) => {
+                CheckPlan::Leader(_, g) => {
                     let group = &plan.groups[g];
-                    let shape = group.shape.map(|v| resolve(replaced, v));
+                    let shape = group.shape.map(|v| resolve(e.replaced, v));
                     let (addr, len, wraps) = crate::shape::union(ir, &shape);
                     guards.extend(wraps);
                     let range = Range {
                         addr,
-                        root: resolve(replaced, r.root),
+                        root: resolve(e.replaced, r.root),
                         len,
                         ..r.clone()
                     };
@@ -447,15 +454,15 @@ impl Checker {
                 }
                 _ => {
                     let range = Range {
-                        addr: resolve(replaced, r.addr),
-                        root: resolve(replaced, r.root),
+                        addr: resolve(e.replaced, r.addr),
+                        root: resolve(e.replaced, r.root),
                         ..r.clone()
                     };
                     (range, None)
                 }
             };
             let anchor = p.anchor();
-            let (v, _) = self.verdict(ir, parts, &range, anchor);
+            let (v, _) = self.verdict(e, &range, anchor);
             bad = Some(match bad {
                 Some(b) => ir.or(b, v.bad),
                 None => v.bad,
@@ -482,7 +489,7 @@ impl Checker {
                     .map(|(n, &(m, x))| {
                         ir.at(term);
                         let addr = match group.exact.get(n) {
-                            Some(e) => e.build(ir, |v| resolve(replaced, v)),
+                            Some(exact) => exact.build(ir, |v| resolve(e.replaced, v)),
                             None => crate::shape::member(ir, &shape, x)
                                 .expect("a group without exact addresses has members by value"),
                         };
@@ -497,10 +504,10 @@ impl Checker {
             };
             for (at, r) in members {
                 ir.at(term);
-                let (v, len) = self.verdict(ir, parts, &r, anchor);
+                let (v, len) = self.verdict(e, &r, anchor);
                 let report = ir.split_if_then(v.bad, term);
                 ir.at(report);
-                self.cold_call(ir, sites, func, at, &r, original_root, &v, len);
+                self.cold_call(e, at, &r, original_root, &v, len);
             }
         }
     }

@@ -18,7 +18,7 @@ pub struct PassPluginLibraryInfo {
 
 /// One function's loop analyses (dominators, loops, scalar evolution), owned by the
 /// shim: made by [`cusafe_loop_ranges_new`], freed by [`cusafe_loop_ranges_free`].
-pub type LoopRangesRef = *mut c_void;
+pub type LoopAnalysesRef = *mut c_void;
 
 extern "C" {
     /// The plugin's registration (the new pass manager's callbacks are C++ only).
@@ -60,10 +60,10 @@ extern "C" {
     pub fn cusafe_add_i64_params(f: LLVMValueRef, n: u32) -> LLVMValueRef;
 
     /// Builds `f`'s loop analyses. The C API has no ScalarEvolution.
-    pub fn cusafe_loop_ranges_new(f: LLVMValueRef) -> LoopRangesRef;
+    pub fn cusafe_loop_ranges_new(f: LLVMValueRef) -> LoopAnalysesRef;
 
     /// Frees what [`cusafe_loop_ranges_new`] built.
-    pub fn cusafe_loop_ranges_free(s: LoopRangesRef);
+    pub fn cusafe_loop_ranges_free(s: LoopAnalysesRef);
 
     /// The bytes access `inst` of `[ptr - below, ptr + len)` from `root` covers over
     /// every trip of its loop, expanded in the preheader: the lowest address in `*lo`,
@@ -71,7 +71,7 @@ extern "C" {
     /// or the address does not allow it.
     #[allow(clippy::too_many_arguments)]
     pub fn cusafe_loop_range(
-        s: LoopRangesRef,
+        s: LoopAnalysesRef,
         inst: LLVMValueRef,
         ptr: LLVMValueRef,
         root: LLVMValueRef,
@@ -85,7 +85,7 @@ extern "C" {
     /// The signed range ScalarEvolution knows for integer `v`, in `*lo..=*hi`; false
     /// when it knows nothing.
     pub fn cusafe_signed_range(
-        s: LoopRangesRef,
+        s: LoopAnalysesRef,
         v: LLVMValueRef,
         lo: *mut i64,
         hi: *mut i64,

@@ -1,4 +1,4 @@
-//! Value ranges at an access: the static fast path for addresses that are not constant.
+//! Value intervals at an access: the static fast path for addresses that are not constant.
 //!
 //! An access of a known object is proven in bounds when the byte offset of its address
 //! from the object, over every value its indices can take *at that access*, stays in
@@ -6,8 +6,8 @@
 //! - ScalarEvolution (through the shim): loop induction variables bounded by their trip
 //!   counts, range metadata and attributes (`threadIdx.x` is below 1024);
 //! - the arithmetic that computes it (`add`, `sub`, `mul`, shifts, extensions, masks),
-//!   in exact integers: a step whose result could leave its type's signed range gives
-//!   up (its type's full range) instead of wrapping;
+//!   in exact integers: a step whose result could leave its type's signed values gives
+//!   up (its type's full interval) instead of wrapping;
 //! - the branch conditions on the edges every path to the access takes
 //!   ([`Cfg::dominating_edges`]): `if (tx <= m)` bounds `tx` by `m`'s interval, and for
 //!   `m - tx` (constants added on either side peeled off) the relation itself bounds the
@@ -20,7 +20,7 @@
 use crate::classify::{const_int, op_of};
 use crate::dom::Cfg;
 use crate::ir::{callee, operand};
-use crate::loops::LoopRanges;
+use crate::loops::LoopAnalyses;
 use llvm_sys::core::*;
 use llvm_sys::prelude::*;
 use llvm_sys::target::*;
@@ -111,7 +111,7 @@ impl Interval {
         f.lo <= self.lo && self.hi <= f.hi
     }
 
-    /// `self` when it fits `bits` bits, else the full range (the operation might wrap).
+    /// `self` when it fits `bits` bits, else the full interval (the operation might wrap).
     fn or_full(self, bits: u32) -> Interval {
         if self.fits(bits) {
             self
@@ -276,14 +276,14 @@ fn int_bits(v: LLVMValueRef) -> Option<u32> {
     }
 }
 
-/// Ranges of one function's values (see the module doc).
-pub struct Ranges<'a> {
+/// Intervals of one function's values (see the module doc).
+pub struct Intervals<'a> {
     cfg: &'a Cfg,
-    scev: &'a LoopRanges,
+    scev: &'a LoopAnalyses,
     td: LLVMTargetDataRef,
 }
 
-/// The ranges at one access: its facts, what was worked out so far in this round, and
+/// The intervals at one access: its facts, what was worked out so far in this round, and
 /// what the round before found (every entry a sound over-approximation there).
 struct At {
     facts: Vec<Fact>,
@@ -297,10 +297,10 @@ struct At {
 /// value's finished interval the next time.
 const ROUNDS: usize = 2;
 
-impl<'a> Ranges<'a> {
-    /// Ranges over `cfg`'s function, with `scev` built on it before any change.
-    pub fn new(cfg: &'a Cfg, scev: &'a LoopRanges, td: LLVMTargetDataRef) -> Ranges<'a> {
-        Ranges { cfg, scev, td }
+impl<'a> Intervals<'a> {
+    /// Intervals over `cfg`'s function, with `scev` built on it before any change.
+    pub fn new(cfg: &'a Cfg, scev: &'a LoopAnalyses, td: LLVMTargetDataRef) -> Intervals<'a> {
+        Intervals { cfg, scev, td }
     }
 
     /// The byte offsets of `addr` from `root` (which it is derived from by GEPs and
@@ -331,7 +331,7 @@ impl<'a> Ranges<'a> {
         off
     }
 
-    /// One round of [`Ranges::offset`].
+    /// One round of [`Intervals::offset`].
     fn offset_once(
         &self,
         here: &mut At,

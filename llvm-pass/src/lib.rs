@@ -25,6 +25,7 @@ mod dom;
 mod elim;
 mod ffi;
 mod heap;
+mod intervals;
 mod ir;
 mod kernels;
 mod launch;
@@ -32,7 +33,6 @@ mod locals;
 mod loops;
 mod options;
 mod plugin;
-mod range;
 mod remat;
 mod shape;
 mod shared;
@@ -186,7 +186,6 @@ fn instrument_module(ir: &Ir, opts: &PassOptions) -> Result<(), String> {
         strip::strip_exits(ir, f);
         let insts = ir::instructions(f);
         let found = collect::collect(ir, &insts);
-        let mut roots = strip::Roots::default();
         let plan = elim::plan(
             ir,
             &dom::Cfg::of(f),
@@ -199,22 +198,12 @@ fn instrument_module(ir: &Ir, opts: &PassOptions) -> Result<(), String> {
         for e in &escapes {
             arith::instrument(ir, e);
         }
-        let mut parts = check::RootParts::new();
+        let mut emit = check::FnEmit::new(ir, &mut sites, &mut replaced, f, &found.accesses, &plan);
         for &i in &plan.order {
-            checker.instrument(
-                ir,
-                &mut sites,
-                &mut replaced,
-                &mut roots,
-                &mut parts,
-                f,
-                &found.accesses,
-                i,
-                &plan,
-            );
+            checker.instrument(&mut emit, i);
         }
         for lc in &plan.loop_checks {
-            checker.emit_loop_check(ir, &mut sites, &replaced, f, &found.accesses, lc);
+            checker.emit_loop_check(&mut emit, lc);
         }
         if want_stats {
             let mut s = stats::Stats::of(&found, escapes.len(), &plan);

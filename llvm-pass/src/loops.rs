@@ -5,7 +5,7 @@
 use crate::collect::Range;
 use crate::ffi::{
     cusafe_loop_range, cusafe_loop_ranges_free, cusafe_loop_ranges_new, cusafe_signed_range,
-    cusafe_simplify_loops, LoopRangesRef,
+    cusafe_simplify_loops, LoopAnalysesRef,
 };
 use llvm_sys::prelude::*;
 
@@ -19,7 +19,7 @@ pub fn simplify(f: LLVMValueRef) {
 /// One function's loop analyses (dominators, loops, scalar evolution). Build it before
 /// the function changes and drop it before instrumenting: the analyses do not follow
 /// later edits.
-pub struct LoopRanges(LoopRangesRef);
+pub struct LoopAnalyses(LoopAnalysesRef);
 
 /// The range of one access over its loop.
 pub struct LoopRange {
@@ -31,10 +31,10 @@ pub struct LoopRange {
     pub at: LLVMValueRef,
 }
 
-impl LoopRanges {
+impl LoopAnalyses {
     /// Analyses function `f`.
-    pub fn new(f: LLVMValueRef) -> LoopRanges {
-        LoopRanges(unsafe { cusafe_loop_ranges_new(f) })
+    pub fn new(f: LLVMValueRef) -> LoopAnalyses {
+        LoopAnalyses(unsafe { cusafe_loop_ranges_new(f) })
     }
 
     /// What instruction `inst` touches over every trip of its innermost loop, when on
@@ -57,7 +57,7 @@ impl LoopRanges {
     }
 }
 
-impl LoopRanges {
+impl LoopAnalyses {
     /// The signed range ScalarEvolution knows for integer `v` wherever it is defined
     /// (induction variables bounded by trip counts, range metadata and attributes);
     /// `None` when it knows nothing.
@@ -67,7 +67,7 @@ impl LoopRanges {
     }
 }
 
-impl Drop for LoopRanges {
+impl Drop for LoopAnalyses {
     fn drop(&mut self) {
         unsafe { cusafe_loop_ranges_free(self.0) }
     }

@@ -1,7 +1,7 @@
 //! Per-function instrumentation counts and the stats line (`CUSAFE_PASS_STATS=1`).
 
 use crate::collect::{Access, Found, Target};
-use crate::elim::plan::{Plan, RangePlan};
+use crate::elim::plan::{CheckPlan, Plan};
 use cusafe_format::report::{ACCESS_ATOMIC, ACCESS_RANGE, ACCESS_WRITE};
 
 /// What the pass did to one function.
@@ -70,7 +70,7 @@ impl Stats {
                 a.ranges
                     .iter()
                     .zip(p)
-                    .filter(|(_, p)| !matches!(p, RangePlan::Covered | RangePlan::Member))
+                    .filter(|(_, p)| !matches!(p, CheckPlan::Covered | CheckPlan::Member))
                     .map(|(r, _)| r)
             });
         for r in kept {

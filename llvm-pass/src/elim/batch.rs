@@ -20,7 +20,7 @@
 //! first report.
 
 use super::join::{available, call_between};
-use super::plan::{Anchor, Batch, Plan, RangeId, RangePlan, Unit};
+use super::plan::{Anchor, Batch, CheckPlan, Plan, RangeId, Unit};
 use crate::collect::{Access, Len};
 use crate::dom::Cfg;
 use llvm_sys::core::*;
@@ -31,7 +31,7 @@ use llvm_sys::prelude::*;
 const MAX_UNITS: usize = 16;
 
 /// Forms the batches of a planned function (see the module doc): units get
-/// `RangePlan::Batched`, anchors built after a batch's first access move to it.
+/// `CheckPlan::Batched`, anchors built after a batch's first access move to it.
 pub fn form(cfg: &Cfg, accesses: &[Access], plan: &mut Plan) {
     let mut batch: Vec<Unit> = Vec::new();
     let order = plan.order.clone();
@@ -43,7 +43,7 @@ pub fn form(cfg: &Cfg, accesses: &[Access], plan: &mut Plan) {
                 range: k,
             };
             let p = plan.of(id);
-            if !matches!(p, RangePlan::Check(_) | RangePlan::Leader(..)) {
+            if !matches!(p, CheckPlan::Check(_) | CheckPlan::Leader(..)) {
                 continue;
             }
             let unit = Unit { id, plan: p };
@@ -92,7 +92,7 @@ fn close(batch: &mut Vec<Unit>, cfg: &Cfg, accesses: &[Access], plan: &mut Plan)
     }
     let id = plan.batches.len();
     for u in batch.iter() {
-        plan.set(u.id, RangePlan::Batched(id));
+        plan.set(u.id, CheckPlan::Batched(id));
     }
     plan.batched += batch.len() as u32 - 1;
     plan.batches.push(Batch {
@@ -100,9 +100,9 @@ fn close(batch: &mut Vec<Unit>, cfg: &Cfg, accesses: &[Access], plan: &mut Plan)
     });
 }
 
-fn set_anchor(p: &mut RangePlan, from: Anchor, to: Anchor) {
+fn set_anchor(p: &mut CheckPlan, from: Anchor, to: Anchor) {
     match p {
-        RangePlan::Check(Some(a)) | RangePlan::Leader(Some(a), _) if *a == from => *a = to,
+        CheckPlan::Check(Some(a)) | CheckPlan::Leader(Some(a), _) if *a == from => *a = to,
         _ => {}
     }
 }
@@ -112,7 +112,7 @@ pub fn needs(accesses: &[Access], plan: &Plan, unit: Unit) -> Vec<LLVMValueRef> 
     let r = unit.id.of(accesses);
     let mut out = vec![r.root];
     match unit.plan {
-        RangePlan::Leader(_, g) => out.extend(plan.groups[g].leaves()),
+        CheckPlan::Leader(_, g) => out.extend(plan.groups[g].leaves()),
         _ => out.push(r.addr),
     }
     if let Len::Value(v) = r.len {

@@ -26,7 +26,7 @@
 //! (`shape.rs`).
 
 use super::join::{call_between, same_target};
-use super::plan::{Hull, Plan, RangeId, RangePlan, Shape};
+use super::plan::{CheckPlan, Hull, Plan, RangeId, Shape};
 use crate::base::{decompose, Base, Index, Parts, Widen};
 use crate::collect::{Access, Len};
 use crate::dom::Cfg;
@@ -70,7 +70,7 @@ fn row_base(base: &Base) -> Option<(LLVMValueRef, LLVMTypeRef, LLVMValueRef)> {
 /// The row a planned check is, if it can be one.
 fn row_of(ir: &Ir, accesses: &[Access], plan: &Plan, id: RangeId) -> Option<Row> {
     match plan.of(id) {
-        RangePlan::Leader(_, g) => {
+        CheckPlan::Leader(_, g) => {
             let group = &plan.groups[g];
             let Shape::Offsets {
                 base,
@@ -96,7 +96,7 @@ fn row_of(ir: &Ir, accesses: &[Access], plan: &Plan, id: RangeId) -> Option<Row>
                 members: group.members.iter().map(|&(m, _)| m).collect(),
             })
         }
-        RangePlan::Check(_) => {
+        CheckPlan::Check(_) => {
             let r = id.of(accesses);
             let Len::Const(len) = r.len else { return None };
             let Parts { base, off, assumed } = decompose(ir, r.addr, true)?;
@@ -129,7 +129,7 @@ pub fn form(ir: &Ir, cfg: &Cfg, accesses: &[Access], plan: &mut Plan) {
                 access: i,
                 range: k,
             };
-            if !matches!(plan.of(id), RangePlan::Check(_) | RangePlan::Leader(..)) {
+            if !matches!(plan.of(id), CheckPlan::Check(_) | CheckPlan::Leader(..)) {
                 continue;
             }
             let row = row_of(ir, accesses, plan, id);

@@ -46,8 +46,8 @@
 //!
 //! * **Index hulls** (`hull`): consecutive row checks `gep T, P, sext x_r` of one block
 //!   become one check of the hull between the least and the greatest `x_r`.
-//! * **Value ranges**: an access of a statically sized object whose offset, over the
-//!   values its indices can take at the access (`range`: induction-variable bounds,
+//! * **Value intervals**: an access of a statically sized object whose offset, over the
+//!   values its indices can take at the access (`intervals`: induction-variable bounds,
 //!   arithmetic, the branch conditions on the way there), stays inside the object is
 //!   not checked (nw's `temp[m - tx + 1][tx + 1]` under `if (tx <= m)`).
 //!
@@ -73,17 +73,17 @@ use crate::base::{decompose, Base, Guard, Parts};
 use crate::classify::{const_int, root_of, ObjSize};
 use crate::collect::{Access, Len, Range, Target};
 use crate::dom::Cfg;
+use crate::intervals::Intervals;
 use crate::ir::{callee, opcode, Ir};
-use crate::loops::LoopRanges;
+use crate::loops::LoopAnalyses;
 use crate::options::{PassOptions, Recover};
-use crate::range::Ranges;
 use crate::remat::Remat;
 use cusafe_format::report::ACCESS_RANGE;
 use join::{can_join, may_stop, same_target};
 use llvm_sys::core::*;
 use llvm_sys::prelude::*;
 use llvm_sys::LLVMOpcode;
-use plan::{Anchor, Group, LoopCheck, Plan, RangeId, RangePlan, Shape, Unit};
+use plan::{Anchor, CheckPlan, Group, LoopCheck, Plan, RangeId, Shape, Unit};
 use std::collections::HashSet;
 
 fn same_len(a: &Len, b: &Len) -> bool {
@@ -212,7 +212,7 @@ fn group_neighbours(ir: &Ir, cfg: &Cfg, accesses: &[Access], plan: &mut Plan) {
                 access: i,
                 range: k,
             };
-            let (RangePlan::Check(_), Len::Const(len)) = (plan.of(id), r.len) else {
+            let (CheckPlan::Check(_), Len::Const(len)) = (plan.of(id), r.len) else {
                 continue;
             };
             let Some(Parts { base, off, assumed }) = decompose(ir, r.addr, true) else {
@@ -288,7 +288,7 @@ pub fn plan(
     let mut plan = Plan {
         plans: accesses
             .iter()
-            .map(|a| vec![RangePlan::Check(None); a.ranges.len()])
+            .map(|a| vec![CheckPlan::Check(None); a.ranges.len()])
             .collect(),
         ..Plan::default()
     };
@@ -302,16 +302,16 @@ pub fn plan(
         .map(|a| a.inst)
         .collect();
     let scev =
-        LoopRanges::new(unsafe { LLVMGetBasicBlockParent(LLVMGetInstructionParent(first.inst)) });
-    let ranges = Ranges::new(cfg, &scev, ir.td());
+        LoopAnalyses::new(unsafe { LLVMGetBasicBlockParent(LLVMGetInstructionParent(first.inst)) });
+    let intervals = Intervals::new(cfg, &scev, ir.td());
     // Ranges already planned, with where their root half lives.
     let mut done: Vec<(LLVMValueRef, &Range, Option<Anchor>)> = Vec::new();
     for &i in &order {
         let acc = &accesses[i];
         let Some(b) = block_of(acc) else { continue };
         for (k, r) in acc.ranges.iter().enumerate() {
-            if in_bounds(&ranges, acc.inst, r) {
-                plan.plans[i][k] = RangePlan::Covered;
+            if in_bounds(&intervals, acc.inst, r) {
+                plan.plans[i][k] = CheckPlan::Covered;
                 plan.proven += 1;
                 continue;
             }
@@ -326,7 +326,7 @@ pub fn plan(
                         && same_target(&s.target, &r.target)
                 });
             if covered {
-                plan.plans[i][k] = RangePlan::Covered;
+                plan.plans[i][k] = CheckPlan::Covered;
                 plan.removed += 1;
                 continue;
             }
@@ -359,7 +359,7 @@ pub fn plan(
                     },
                 }
             });
-            plan.plans[i][k] = RangePlan::Check(anchor);
+            plan.plans[i][k] = CheckPlan::Check(anchor);
             done.push((acc.inst, r, anchor));
         }
     }
@@ -383,14 +383,14 @@ pub fn plan(
 
 /// Whether range `r` of access `inst` is of an object of known size and, by the values
 /// its indices can take there, inside it.
-fn in_bounds(ranges: &Ranges, inst: LLVMValueRef, r: &Range) -> bool {
+fn in_bounds(intervals: &Intervals, inst: LLVMValueRef, r: &Range) -> bool {
     let (Target::Object(o), Len::Const(len)) = (&r.target, r.len) else {
         return false;
     };
     let ObjSize::Const(size) = o.size else {
         return false;
     };
-    ranges
+    intervals
         .offset(inst, r.addr, r.root)
         .is_some_and(|off| off.lo >= 0 && off.hi + len as i128 <= size as i128)
 }
@@ -402,7 +402,7 @@ fn hoist_verdicts(cfg: &Cfg, accesses: &[Access], plan: &mut Plan) {
     let mut emits: Vec<Vec<Unit>> = plan.batches.iter().map(|b| b.units.clone()).collect();
     for (i, plans) in plan.plans.iter().enumerate() {
         for (k, &p) in plans.iter().enumerate() {
-            if matches!(p, RangePlan::Check(_) | RangePlan::Leader(..)) {
+            if matches!(p, CheckPlan::Check(_) | CheckPlan::Leader(..)) {
                 let id = RangeId {
                     access: i,
                     range: k,
@@ -456,7 +456,7 @@ fn invariant_point(cfg: &Cfg, b: usize, vals: &[LLVMValueRef]) -> Option<LLVMVal
 
 /// Moves checks (single ranges and neighbouring groups) whose loop range is known out
 /// of their loop: one check of the whole range in the preheader instead.
-fn hoist_loop_ranges(loops: &LoopRanges, accesses: &[Access], plan: &mut Plan) {
+fn hoist_loop_ranges(loops: &LoopAnalyses, accesses: &[Access], plan: &mut Plan) {
     for i in plan.order.clone() {
         for (k, r) in accesses[i].ranges.iter().enumerate() {
             let id = RangeId {
@@ -465,8 +465,8 @@ fn hoist_loop_ranges(loops: &LoopRanges, accesses: &[Access], plan: &mut Plan) {
             };
             // Per trip: the range itself, or its group's union around it.
             let (below, len) = match (plan.of(id), r.len) {
-                (RangePlan::Check(_), Len::Const(len)) => (0, len),
-                (RangePlan::Leader(_, g), _) => match &plan.groups[g] {
+                (CheckPlan::Check(_), Len::Const(len)) => (0, len),
+                (CheckPlan::Leader(_, g), _) => match &plan.groups[g] {
                     // A guarded union lies around the leader's address only when the
                     // guard holds: no loop range from it.
                     Group {
@@ -493,7 +493,7 @@ fn hoist_loop_ranges(loops: &LoopRanges, accesses: &[Access], plan: &mut Plan) {
             };
             // The check that used an anchor's root half is gone from the loop.
             plan.drop_anchor(id, accesses[i].inst);
-            plan.set(id, RangePlan::Covered);
+            plan.set(id, CheckPlan::Covered);
             plan.loop_checks.push(LoopCheck {
                 access: i,
                 range: Range {

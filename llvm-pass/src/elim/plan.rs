@@ -43,7 +43,7 @@ pub struct Anchor {
 
 /// What to do with one range.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RangePlan {
+pub enum CheckPlan {
     /// Check it; heap checks take their root half from the anchor.
     Check(Option<Anchor>),
     /// Check the union of a group of neighbouring ranges here (the group's first).
@@ -56,11 +56,11 @@ pub enum RangePlan {
     Batched(usize),
 }
 
-impl RangePlan {
+impl CheckPlan {
     /// The anchor a `Check` or `Leader` plan takes its root half from.
     pub fn anchor(self) -> Option<Anchor> {
         match self {
-            RangePlan::Check(a) | RangePlan::Leader(a, _) => a,
+            CheckPlan::Check(a) | CheckPlan::Leader(a, _) => a,
             _ => None,
         }
     }
@@ -236,7 +236,7 @@ pub struct Unit {
     /// The range.
     pub id: RangeId,
     /// Its plan before batching.
-    pub plan: RangePlan,
+    pub plan: CheckPlan,
 }
 
 /// Checks of one block that share one branch (`batch`).
@@ -252,10 +252,10 @@ pub struct Plan {
     /// Indices into the accesses, in the order to instrument them (dominators first).
     pub order: Vec<usize>,
     /// `plans[access][range]`.
-    pub plans: Vec<Vec<RangePlan>>,
+    pub plans: Vec<Vec<CheckPlan>>,
     /// Ranges not checked (recurring).
     pub removed: u32,
-    /// Ranges proven in bounds by value ranges (not checked).
+    /// Ranges proven in bounds by value intervals (not checked).
     pub proven: u32,
     /// Heap checks whose root half is in a loop preheader.
     pub hoisted: u32,
@@ -279,12 +279,12 @@ pub struct Plan {
 
 impl Plan {
     /// The plan of range `id`.
-    pub fn of(&self, id: RangeId) -> RangePlan {
+    pub fn of(&self, id: RangeId) -> CheckPlan {
         self.plans[id.access][id.range]
     }
 
     /// Sets the plan of range `id`.
-    pub fn set(&mut self, id: RangeId, p: RangePlan) {
+    pub fn set(&mut self, id: RangeId, p: CheckPlan) {
         self.plans[id.access][id.range] = p;
     }
 
@@ -295,8 +295,8 @@ impl Plan {
         let id = self.groups.len();
         for (n, &(m, _)) in members.iter().enumerate() {
             let p = match (n, self.of(m)) {
-                (0, RangePlan::Check(a) | RangePlan::Leader(a, _)) => RangePlan::Leader(a, id),
-                _ => RangePlan::Member,
+                (0, CheckPlan::Check(a) | CheckPlan::Leader(a, _)) => CheckPlan::Leader(a, id),
+                _ => CheckPlan::Member,
             };
             self.set(m, p);
         }
@@ -311,7 +311,7 @@ impl Plan {
     /// Forgets the root half the check of range `id` (at `inst`) used, when that check
     /// goes away: the hoisted and shared counts drop with it.
     pub fn drop_anchor(&mut self, id: RangeId, inst: LLVMValueRef) {
-        if let RangePlan::Check(Some(a)) | RangePlan::Leader(Some(a), _) = self.of(id) {
+        if let CheckPlan::Check(Some(a)) | CheckPlan::Leader(Some(a), _) = self.of(id) {
             if a.hoisted {
                 self.hoisted -= 1;
             } else if a.before != inst {

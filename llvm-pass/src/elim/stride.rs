@@ -17,7 +17,7 @@
 //! hull and members' addresses (`shape.rs`).
 
 use super::join::{can_join, same_target};
-use super::plan::{Plan, RangeId, RangePlan, Shape, Stride};
+use super::plan::{CheckPlan, Plan, RangeId, Shape, Stride};
 use crate::base::strip_constant_geps;
 use crate::classify::const_int;
 use crate::collect::{Access, Len, Target};
@@ -88,7 +88,7 @@ pub fn place(ir: &Ir, addr: LLVMValueRef) -> Option<Place> {
     }
 }
 
-/// Groups the accesses of each block still checked one by one (`RangePlan::Check`,
+/// Groups the accesses of each block still checked one by one (`CheckPlan::Check`,
 /// constant length) into strided groups (see the module doc), after the neighbouring
 /// groups are formed.
 pub fn form(ir: &Ir, cfg: &Cfg, accesses: &[Access], plan: &mut Plan) {
@@ -114,7 +114,7 @@ pub fn form(ir: &Ir, cfg: &Cfg, accesses: &[Access], plan: &mut Plan) {
                 access: i,
                 range: k,
             };
-            let (RangePlan::Check(_), Len::Const(len)) = (plan.of(id), r.len) else {
+            let (CheckPlan::Check(_), Len::Const(len)) = (plan.of(id), r.len) else {
                 continue;
             };
             let Some(at) = place(ir, r.addr) else {

@@ -1,6 +1,6 @@
-; Value ranges (range.rs, elim/mod.rs): an access of a statically sized object whose offset,
-; over the values its indices can take at the access, stays inside the object is not
-; checked. The values come from loop trip counts (ScalarEvolution), range attributes,
+; Value intervals (intervals.rs, elim/mod.rs): an access of a statically sized object
+; whose offset, over the values its indices can take at the access, stays inside the
+; object is not checked. The values come from loop trip counts (ScalarEvolution), range attributes,
 ; arithmetic, and the branch conditions every path to the access passes; `m - tx` under
 ; `tx <= m` is bounded by the relation itself. Must not fire: the other edge of the
 ; condition, an access after the condition's region joins, a trip count one too many,
