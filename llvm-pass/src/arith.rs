@@ -8,6 +8,7 @@ use crate::classify::{decide, Decision};
 use crate::ir::{callee, is_intrinsic, opcode, uses, Ir, NONAME};
 use cusafe_format::block::class_shift;
 use cusafe_format::pointer::{MAX_TAG, MIN_TAG, POISON_MASK, TAG_MASK, TAG_SHIFT};
+use inkwell::types::AsTypeRef;
 use llvm_sys::core::*;
 use llvm_sys::prelude::*;
 use llvm_sys::{LLVMIntPredicate, LLVMOpcode};
@@ -86,12 +87,12 @@ pub fn instrument(ir: &Ir, e: &Escape) {
         let root_poisoned = ir.icmp(LLVMIntPredicate::LLVMIntSLT, ri, zero);
         let want = ir.or(ir.and(in_range, left), root_poisoned);
         let has = ir.icmp(LLVMIntPredicate::LLVMIntSLT, gi, zero);
-        let add = ir.and(want, LLVMBuildNot(ir.b, has, NONAME));
+        let add = ir.and(want, LLVMBuildNot(ir.raw_builder(), has, NONAME));
         let delta = ir.select(add, ir.c64(POISON_MASK), zero);
         let mut idx = [delta];
         let poisoned = LLVMBuildGEP2(
-            ir.b,
-            ir.i8,
+            ir.raw_builder(),
+            ir.i8.as_type_ref(),
             e.gep,
             idx.as_mut_ptr(),
             1,

@@ -19,6 +19,7 @@
 
 use crate::classify::{const_int, gep_offset, strip_casts};
 use crate::ir::{opcode, operand, Ir};
+use inkwell::types::AsTypeRef;
 use llvm_sys::core::*;
 use llvm_sys::prelude::*;
 use llvm_sys::target::LLVMABISizeOfType;
@@ -60,8 +61,8 @@ impl Index {
         unsafe {
             let widen = |v: LLVMValueRef| match self.ext {
                 Widen::Keep => v,
-                Widen::Sign(t) => LLVMBuildSExt(ir.b, v, t, crate::ir::NONAME),
-                Widen::Zero(t) => LLVMBuildZExt(ir.b, v, t, crate::ir::NONAME),
+                Widen::Sign(t) => LLVMBuildSExt(ir.raw_builder(), v, t, crate::ir::NONAME),
+                Widen::Zero(t) => LLVMBuildZExt(ir.raw_builder(), v, t, crate::ir::NONAME),
             };
             let mut terms = self.terms.iter().map(|&v| widen(v));
             let first = terms.next().expect("an index has a term");
@@ -111,7 +112,7 @@ impl Base {
             if let Some((ty, idx)) = &self.gep {
                 let mut vals: Vec<LLVMValueRef> = idx.iter().map(|i| i.build(ir)).collect();
                 p = LLVMBuildGEP2(
-                    ir.b,
+                    ir.raw_builder(),
                     *ty,
                     p,
                     vals.as_mut_ptr(),
@@ -121,7 +122,14 @@ impl Base {
             }
             if off != 0 {
                 let mut c = [ir.c64(off as u64)];
-                p = LLVMBuildGEP2(ir.b, ir.i8, p, c.as_mut_ptr(), 1, crate::ir::NONAME);
+                p = LLVMBuildGEP2(
+                    ir.raw_builder(),
+                    ir.i8.as_type_ref(),
+                    p,
+                    c.as_mut_ptr(),
+                    1,
+                    crate::ir::NONAME,
+                );
             }
             p
         }

@@ -32,6 +32,7 @@ use crate::strip::Roots;
 use cusafe_format::block::{class_shift, PREFIX};
 use cusafe_format::pointer::{FOREIGN_WINDOW, MAX_TAG, MIN_TAG, TAG_SHIFT};
 use cusafe_format::pseudo::PSEUDO_BIT;
+use inkwell::types::AsTypeRef;
 use llvm_sys::core::*;
 use llvm_sys::debuginfo::{LLVMInstructionGetDebugLoc, LLVMInstructionSetDebugLoc};
 use llvm_sys::prelude::*;
@@ -49,9 +50,9 @@ pub type Replaced = HashMap<LLVMValueRef, LLVMValueRef>;
 /// What [`Checker`] emits one function's checks with: the module-wide maps its checks
 /// add to (borrowed), the function's own root halves and stripped roots (made here),
 /// and the function's accesses and their plan. Made once per function.
-pub struct FnEmit<'a> {
+pub struct FnEmit<'a, 'ctx> {
     /// The module's IR handles and builder.
-    ir: &'a Ir,
+    ir: &'a Ir<'ctx>,
     /// The module's report sites.
     sites: &'a mut Sites,
     /// The module's values replaced by recover-mode phis so far.
@@ -68,17 +69,17 @@ pub struct FnEmit<'a> {
     plan: &'a Plan,
 }
 
-impl<'a> FnEmit<'a> {
+impl<'a, 'ctx> FnEmit<'a, 'ctx> {
     /// The state for emitting the checks of `func`, whose accesses are `accesses` and
     /// planned by `plan`; `sites` and `replaced` are the module's.
     pub fn new(
-        ir: &'a Ir,
+        ir: &'a Ir<'ctx>,
         sites: &'a mut Sites,
         replaced: &'a mut Replaced,
         func: LLVMValueRef,
         accesses: &'a [Access],
         plan: &'a Plan,
-    ) -> FnEmit<'a> {
+    ) -> FnEmit<'a, 'ctx> {
         FnEmit {
             ir,
             sites,
@@ -146,14 +147,25 @@ impl Checker {
         unsafe {
             // (addr, root, size compared against, access length, site): device-rt works
             // out the rest; every argument is a register live at the call.
-            let mut params = [ir.i64, ir.i64, ir.i64, ir.i32, ir.ptr];
-            let report_ty = LLVMFunctionType(ir.i32, params.as_mut_ptr(), params.len() as u32, 0);
-            let void = LLVMVoidTypeInContext(ir.ctx);
+            let mut params = [
+                ir.i64.as_type_ref(),
+                ir.i64.as_type_ref(),
+                ir.i64.as_type_ref(),
+                ir.i32.as_type_ref(),
+                ir.ptr.as_type_ref(),
+            ];
+            let report_ty = LLVMFunctionType(
+                ir.i32.as_type_ref(),
+                params.as_mut_ptr(),
+                params.len() as u32,
+                0,
+            );
+            let void = LLVMVoidTypeInContext(ir.raw_ctx());
             let trap_ty = LLVMFunctionType(void, params.as_mut_ptr(), params.len() as u32, 0);
             let declare = |name: &str, ty: LLVMTypeRef| ir.declare(name, ty);
             let no_header = LLVMAddGlobalInAddressSpace(
-                ir.module,
-                ir.i64,
+                ir.raw_module(),
+                ir.i64.as_type_ref(),
                 c"__cusafe_no_header".as_ptr(),
                 AS_GLOBAL,
             );
@@ -161,8 +173,12 @@ impl Checker {
             LLVMSetLinkage(no_header, LLVMLinkage::LLVMInternalLinkage);
             let trap_fn = declare(TRAP_FN, trap_ty);
             let trap_slot = (!cold.recover).then(|| {
-                let slot =
-                    LLVMAddGlobalInAddressSpace(ir.module, ir.ptr, TRAP_SLOT.as_ptr(), AS_GLOBAL);
+                let slot = LLVMAddGlobalInAddressSpace(
+                    ir.raw_module(),
+                    ir.ptr.as_type_ref(),
+                    TRAP_SLOT.as_ptr(),
+                    AS_GLOBAL,
+                );
                 LLVMSetInitializer(slot, trap_fn);
                 LLVMSetLinkage(slot, LLVMLinkage::LLVMInternalLinkage);
                 slot
@@ -176,7 +192,7 @@ impl Checker {
                 no_header,
                 cold,
                 windows,
-                aux: LLVMCreateBuilderInContext(ir.ctx),
+                aux: LLVMCreateBuilderInContext(ir.raw_ctx()),
                 bounds: RefCell::new(HashMap::new()),
             }
         }
@@ -261,7 +277,7 @@ impl Checker {
                 let go_on = LLVMGetSuccessor(term, 0);
                 LLVMInstructionEraseFromParent(term);
                 ir.at_end(slow_bb);
-                LLVMBuildCondBr(ir.b, skip, cont, go_on);
+                LLVMBuildCondBr(ir.raw_builder(), skip, cont, go_on);
                 skipped_from.push(slow_bb);
             }
             for r in acc
@@ -276,8 +292,8 @@ impl Checker {
             if LLVMGetTypeKind(ty) != LLVMTypeKind::LLVMVoidTypeKind
                 && !LLVMGetFirstUse(acc.inst).is_null()
             {
-                LLVMPositionBuilderBefore(ir.b, LLVMGetFirstInstruction(cont));
-                let phi = LLVMBuildPhi(ir.b, ty, c"cusafe.val".as_ptr());
+                ir.at(LLVMGetFirstInstruction(cont));
+                let phi = LLVMBuildPhi(ir.raw_builder(), ty, c"cusafe.val".as_ptr());
                 LLVMReplaceAllUsesWith(acc.inst, phi);
                 e.replaced.insert(acc.inst, phi);
                 let mut vals = vec![acc.inst];
@@ -323,7 +339,7 @@ impl Checker {
         let ir = e.ir;
         let len = match r.len {
             Len::Const(n) => ir.c64(n),
-            Len::Value(v) => ir.int_cast(v, ir.i64),
+            Len::Value(v) => ir.int_cast(v, ir.i64.as_type_ref()),
         };
         let v = match &r.target {
             Target::Heap => {
@@ -360,7 +376,7 @@ impl Checker {
                 ir.add(v.root, v.off),
                 v.root,
                 v.size,
-                ir.int_cast(len, ir.i32),
+                ir.int_cast(len, ir.i32.as_type_ref()),
                 e.sites.site(ir, r.flags | v.space, text),
             ];
             // Trap-mode calls are indirect: ptxas inlines a direct call of a function
@@ -371,11 +387,16 @@ impl Checker {
                 (false, None) => (self.report_ty, self.fail_fn),
                 (false, Some(slot)) => (
                     self.trap_ty,
-                    LLVMBuildLoad2(ir.b, ir.ptr, slot, c"cusafe.trap".as_ptr()),
+                    LLVMBuildLoad2(
+                        ir.raw_builder(),
+                        ir.ptr.as_type_ref(),
+                        slot,
+                        c"cusafe.trap".as_ptr(),
+                    ),
                 ),
             };
             let call = LLVMBuildCall2(
-                ir.b,
+                ir.raw_builder(),
                 ty,
                 callee,
                 args.as_mut_ptr(),
@@ -389,7 +410,7 @@ impl Checker {
                 let bb = LLVMGetInstructionParent(call);
                 LLVMInstructionEraseFromParent(LLVMGetBasicBlockTerminator(bb));
                 ir.at_end(bb);
-                LLVMBuildUnreachable(ir.b);
+                LLVMBuildUnreachable(ir.raw_builder());
                 return None;
             }
             Some(ir.icmp(LLVMIntPredicate::LLVMIntNE, call, ir.c32(0)))
@@ -560,7 +581,7 @@ impl Checker {
                 // Right after the size's definition (an instruction), or at the entry.
                 let at = self.aux;
                 if LLVMIsAInstruction(size).is_null() {
-                    let func = LLVMGetBasicBlockParent(LLVMGetInsertBlock(ir.b));
+                    let func = LLVMGetBasicBlockParent(LLVMGetInsertBlock(ir.raw_builder()));
                     let entry = LLVMGetEntryBasicBlock(func);
                     LLVMPositionBuilderBefore(at, LLVMGetFirstInstruction(entry));
                 } else {
@@ -604,10 +625,20 @@ impl Checker {
             );
             let shift = ir.and(ir.add(t, ir.c64(class_shift(0).into())), ir.c64(63));
             let base = ir.and(ri, ir.shl(ir.c64(u64::MAX), shift));
-            let no_hdr = LLVMConstPtrToInt(self.no_header, ir.i64);
+            let no_hdr = LLVMConstPtrToInt(self.no_header, ir.i64.as_type_ref());
             let hdr_addr = ir.select(in_range, base, no_hdr);
-            let hdr_ptr = LLVMBuildIntToPtr(ir.b, hdr_addr, ir.gptr, c"cusafe.hdr".as_ptr());
-            let size = LLVMBuildLoad2(ir.b, ir.i64, hdr_ptr, c"cusafe.size".as_ptr());
+            let hdr_ptr = LLVMBuildIntToPtr(
+                ir.raw_builder(),
+                hdr_addr,
+                ir.gptr.as_type_ref(),
+                c"cusafe.hdr".as_ptr(),
+            );
+            let size = LLVMBuildLoad2(
+                ir.raw_builder(),
+                ir.i64.as_type_ref(),
+                hdr_ptr,
+                c"cusafe.size".as_ptr(),
+            );
             LLVMSetAlignment(size, 8);
             let tagged = ir.icmp(LLVMIntUGE, ri, ir.c64(1 << PSEUDO_BIT));
             let (foreign_start, foreign_limit) = FOREIGN_WINDOW;
@@ -626,7 +657,7 @@ impl Checker {
             let off = ir.sub(ir.to_int(r.addr), p.start);
             let inside = self.fits(ir, r, off, p.limit, len);
             Verdict {
-                bad: LLVMBuildNot(ir.b, inside, crate::ir::NONAME),
+                bad: LLVMBuildNot(ir.raw_builder(), inside, crate::ir::NONAME),
                 off,
                 root: p.start,
                 size: p.limit,
@@ -643,17 +674,24 @@ impl Checker {
             let root = if addr_space(r.root) == addr_space(r.addr) {
                 r.root
             } else {
-                LLVMBuildAddrSpaceCast(ir.b, r.root, LLVMTypeOf(r.addr), crate::ir::NONAME)
+                LLVMBuildAddrSpaceCast(
+                    ir.raw_builder(),
+                    r.root,
+                    LLVMTypeOf(r.addr),
+                    crate::ir::NONAME,
+                )
             };
             let bi = ir.to_int(root);
             let size = match o.size {
                 ObjSize::Const(n) => ir.c64(n),
-                ObjSize::DynamicShared => ir.int_cast(self.dynamic_smem_size(ir), ir.i64),
+                ObjSize::DynamicShared => {
+                    ir.int_cast(self.dynamic_smem_size(ir), ir.i64.as_type_ref())
+                }
             };
             let off = crate::base::offset_from(ir, r.root, r.addr)
                 .unwrap_or_else(|| ir.sub(ir.to_int(r.addr), bi));
             let inside = self.fits(ir, r, off, size, len);
-            let bad = LLVMBuildNot(ir.b, inside, crate::ir::NONAME);
+            let bad = LLVMBuildNot(ir.raw_builder(), inside, crate::ir::NONAME);
             Verdict {
                 bad,
                 off,
@@ -670,7 +708,7 @@ impl Checker {
         let asm = "mov.u32 $0, %dynamic_smem_size;";
         let constraints = "=r";
         unsafe {
-            let ty = LLVMFunctionType(ir.i32, std::ptr::null_mut(), 0, 0);
+            let ty = LLVMFunctionType(ir.i32.as_type_ref(), std::ptr::null_mut(), 0, 0);
             let f = LLVMGetInlineAsm(
                 ty,
                 asm.as_ptr() as *mut _,
@@ -683,7 +721,7 @@ impl Checker {
                 0,
             );
             LLVMBuildCall2(
-                ir.b,
+                ir.raw_builder(),
                 ty,
                 f,
                 std::ptr::null_mut(),

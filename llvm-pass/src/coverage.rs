@@ -25,6 +25,7 @@
 use crate::ffi::{cusafe_split_critical_edges, cusafe_split_if};
 use crate::ir::{mark_nocheck, Ir, NONAME};
 use cusafe_format::rtpage::{COVERAGE_BYTES, COVERAGE_OFFSET, RTPAGE_ADDR};
+use inkwell::types::AsTypeRef;
 use llvm_sys::core::*;
 use llvm_sys::prelude::*;
 use llvm_sys::LLVMIntPredicate;
@@ -76,14 +77,28 @@ fn intrinsic(ir: &Ir, name: &str, overloads: &mut [LLVMTypeRef]) -> (LLVMTypeRef
     unsafe {
         let id = LLVMLookupIntrinsicID(name.as_ptr().cast(), name.len());
         assert!(id != 0, "LLVM 19 knows {name}");
-        let f = LLVMGetIntrinsicDeclaration(ir.module, id, overloads.as_mut_ptr(), overloads.len());
-        let ty = LLVMIntrinsicGetType(ir.ctx, id, overloads.as_mut_ptr(), overloads.len());
+        let f = LLVMGetIntrinsicDeclaration(
+            ir.raw_module(),
+            id,
+            overloads.as_mut_ptr(),
+            overloads.len(),
+        );
+        let ty = LLVMIntrinsicGetType(ir.raw_ctx(), id, overloads.as_mut_ptr(), overloads.len());
         (ty, f)
     }
 }
 
 fn call(ir: &Ir, (ty, f): (LLVMTypeRef, LLVMValueRef), args: &mut [LLVMValueRef]) -> LLVMValueRef {
-    unsafe { LLVMBuildCall2(ir.b, ty, f, args.as_mut_ptr(), args.len() as u32, NONAME) }
+    unsafe {
+        LLVMBuildCall2(
+            ir.raw_builder(),
+            ty,
+            f,
+            args.as_mut_ptr(),
+            args.len() as u32,
+            NONAME,
+        )
+    }
 }
 
 /// Where block `bb`'s coverage goes: its first instruction that is no phi (and, in the
@@ -134,14 +149,24 @@ pub fn instrument(ir: &Ir, f: LLVMValueRef, mode: Mode, file: &str) -> u32 {
                 );
                 let first = call(
                     ir,
-                    intrinsic(ir, "llvm.cttz", &mut [ir.i32]),
-                    &mut [mask, LLVMConstInt(LLVMInt1TypeInContext(ir.ctx), 1, 0)],
+                    intrinsic(ir, "llvm.cttz", &mut [ir.i32.as_type_ref()]),
+                    &mut [
+                        mask,
+                        LLVMConstInt(LLVMInt1TypeInContext(ir.raw_ctx()), 1, 0),
+                    ],
                 );
                 let leader = ir.icmp(LLVMIntPredicate::LLVMIntEQ, lane, first);
                 ir.at(cusafe_split_if(leader, at));
             }
-            let addr = LLVMConstIntToPtr(ir.c64(RTPAGE_ADDR + COVERAGE_OFFSET + id), ir.gptr);
-            let store = LLVMBuildStore(ir.b, LLVMConstInt(ir.i8, 1, 0), addr);
+            let addr = LLVMConstIntToPtr(
+                ir.c64(RTPAGE_ADDR + COVERAGE_OFFSET + id),
+                ir.gptr.as_type_ref(),
+            );
+            let store = LLVMBuildStore(
+                ir.raw_builder(),
+                LLVMConstInt(ir.i8.as_type_ref(), 1, 0),
+                addr,
+            );
             mark_nocheck(ir, store);
         }
         points.len() as u32

@@ -30,7 +30,7 @@ const ENTRIES: [&str; 8] = [
     SIZE_FN,
 ];
 
-/// Links the runtime into `ir.module`, makes its entry points internal, inlines every
+/// Links the runtime into `ir.raw_module()`, makes its entry points internal, inlines every
 /// call of [`FAIL_FN`] (unless `inline_cold` is off: the IR tests read the cold calls'
 /// arguments) and deletes the entry points nothing calls.
 pub fn link(ir: &Ir, inline_cold: bool) -> Result<(), String> {
@@ -42,15 +42,15 @@ pub fn link(ir: &Ir, inline_cold: bool) -> Result<(), String> {
             0,
         );
         let mut rt: LLVMModuleRef = std::ptr::null_mut();
-        let failed = LLVMParseBitcodeInContext2(ir.ctx, buf, &mut rt);
+        let failed = LLVMParseBitcodeInContext2(ir.raw_ctx(), buf, &mut rt);
         LLVMDisposeMemoryBuffer(buf);
         if failed != 0 {
             return Err("cannot parse the embedded device runtime bitcode".into());
         }
         // Use the instrumented module's target description.
-        LLVMSetDataLayout(rt, LLVMGetDataLayoutStr(ir.module));
-        LLVMSetTarget(rt, LLVMGetTarget(ir.module));
-        if LLVMLinkModules2(ir.module, rt) != 0 {
+        LLVMSetDataLayout(rt, LLVMGetDataLayoutStr(ir.raw_module()));
+        LLVMSetTarget(rt, LLVMGetTarget(ir.raw_module()));
+        if LLVMLinkModules2(ir.raw_module(), rt) != 0 {
             return Err("linking the device runtime failed".into());
         }
         for entry in ENTRIES {
@@ -83,7 +83,7 @@ pub fn link(ir: &Ir, inline_cold: bool) -> Result<(), String> {
             }
         }
         // A trap slot no cold path loads would keep the trap entry alive.
-        let slot = LLVMGetNamedGlobal(ir.module, TRAP_SLOT.as_ptr());
+        let slot = LLVMGetNamedGlobal(ir.raw_module(), TRAP_SLOT.as_ptr());
         if !slot.is_null() && LLVMGetFirstUse(slot).is_null() {
             LLVMDeleteGlobal(slot);
         }
@@ -99,5 +99,5 @@ pub fn link(ir: &Ir, inline_cold: bool) -> Result<(), String> {
 
 fn function(ir: &Ir, name: &str) -> LLVMValueRef {
     let name = CString::new(name).expect("no NUL");
-    unsafe { LLVMGetNamedFunction(ir.module, name.as_ptr()) }
+    unsafe { LLVMGetNamedFunction(ir.raw_module(), name.as_ptr()) }
 }

@@ -10,8 +10,11 @@
 use crate::ir::{callee, instructions, name, Ir};
 use crate::sites::Sites;
 use cusafe_format::devheap::MARKER_SYMBOL;
-use llvm_sys::core::*;
-use llvm_sys::debuginfo::{LLVMInstructionGetDebugLoc, LLVMInstructionSetDebugLoc};
+use inkwell::types::{AsTypeRef, FunctionType};
+use inkwell::values::{
+    AsValueRef, BasicMetadataValueEnum, BasicValue, BasicValueEnum, CallSiteValue, FunctionValue,
+    InstructionOpcode, InstructionValue,
+};
 use llvm_sys::prelude::*;
 
 /// device-rt's `malloc`: an arena block, or the real `malloc`'s when the arena cannot
@@ -34,60 +37,68 @@ pub struct Rewritten {
 /// when it allocates.
 pub fn instrument(ir: &Ir, functions: &[LLVMValueRef], sites: &mut Sites) -> Rewritten {
     let mut done = Rewritten::default();
-    let malloc_fn = declare(ir, MALLOC_FN, ir.ptr, &mut [ir.i64]);
-    let void = unsafe { LLVMVoidTypeInContext(ir.ctx) };
-    let free_fn = declare(ir, FREE_FN, void, &mut [ir.ptr, ir.ptr]);
+    let malloc_fn = declare(ir, MALLOC_FN, ir.ptr.fn_type(&[ir.i64.into()], false));
+    let free_ty = ir
+        .ctx
+        .void_type()
+        .fn_type(&[ir.ptr.into(), ir.ptr.into()], false);
+    let free_fn = declare(ir, FREE_FN, free_ty);
     for &f in functions {
-        for inst in instructions(f) {
-            if unsafe { LLVMIsACallInst(inst) }.is_null() {
+        for raw in instructions(f) {
+            let inst = unsafe { InstructionValue::new(raw) };
+            if inst.get_opcode() != InstructionOpcode::Call {
                 continue;
             }
-            let Some(target) = callee(inst) else {
+            let Some(target) = callee(raw) else {
                 continue;
             };
             let (to, site) = match name(target).as_str() {
                 "malloc" => (malloc_fn, None),
                 "free" => {
-                    let text = sites.text(ir, f, inst, "");
+                    let text = sites.text(ir, f, raw, "");
                     (free_fn, Some(sites.site(ir, 0, text)))
                 }
                 _ => continue,
             };
-            if unsafe { LLVMGetNumArgOperands(inst) } != 1 {
+            if unsafe { CallSiteValue::new(raw) }.count_arguments() != 1 {
                 continue;
             }
-            unsafe {
-                ir.at(inst);
-                let mut args = vec![LLVMGetOperand(inst, 0)];
-                args.extend(site);
-                let call = LLVMBuildCall2(
-                    ir.b,
-                    to.1,
-                    to.0,
-                    args.as_mut_ptr(),
-                    args.len() as u32,
-                    crate::ir::NONAME,
-                );
-                let loc = LLVMInstructionGetDebugLoc(inst);
-                if !loc.is_null() {
-                    LLVMInstructionSetDebugLoc(call, loc);
-                }
-                if site.is_none() {
-                    let old = name(inst);
-                    LLVMSetValueName2(inst, crate::ir::NONAME, 0);
-                    LLVMSetValueName2(call, old.as_ptr().cast(), old.len());
-                    LLVMReplaceAllUsesWith(inst, call);
-                    done.mallocs += 1;
-                } else {
-                    done.frees += 1;
-                }
-                LLVMInstructionEraseFromParent(inst);
+            ir.at(raw);
+            let arg = inst
+                .get_operand(0)
+                .and_then(|o| o.value())
+                .expect("an argument");
+            let mut args: Vec<BasicMetadataValueEnum> = vec![arg.into()];
+            args.extend(
+                site.map(|s| BasicMetadataValueEnum::from(unsafe { BasicValueEnum::new(s) })),
+            );
+            let callee_ptr = to.0.as_global_value().as_pointer_value();
+            let call =
+                ir.b.build_indirect_call(to.1, callee_ptr, &args, "")
+                    .expect("positioned");
+            let call = unsafe { InstructionValue::new(call.as_value_ref()) };
+            if let Some(loc) = inst.get_debug_location() {
+                call.set_debug_location(Some(loc));
             }
+            if site.is_none() {
+                let old = name(raw);
+                inst.set_name("").expect("malloc returns a value");
+                call.set_name(&old).expect("malloc returns a value");
+                inst.replace_all_uses_with(&call);
+                done.mallocs += 1;
+            } else {
+                done.frees += 1;
+            }
+            inst.erase_from_basic_block();
         }
     }
     for (f, _) in [malloc_fn, free_fn] {
-        if unsafe { LLVMGetFirstUse(f) }.is_null() {
-            unsafe { LLVMDeleteFunction(f) };
+        if f.as_global_value()
+            .as_pointer_value()
+            .get_first_use()
+            .is_none()
+        {
+            unsafe { f.delete() };
         }
     }
     if done.mallocs > 0 {
@@ -96,13 +107,12 @@ pub fn instrument(ir: &Ir, functions: &[LLVMValueRef], sites: &mut Sites) -> Rew
     done
 }
 
-/// The function `name` of type `ret (params)` and that type.
-fn declare(
-    ir: &Ir,
+/// The function `name` of type `ty` and that type.
+fn declare<'ctx>(
+    ir: &Ir<'ctx>,
     name: &str,
-    ret: LLVMTypeRef,
-    params: &mut [LLVMTypeRef],
-) -> (LLVMValueRef, LLVMTypeRef) {
-    let ty = unsafe { LLVMFunctionType(ret, params.as_mut_ptr(), params.len() as u32, 0) };
-    (ir.declare(name, ty), ty)
+    ty: FunctionType<'ctx>,
+) -> (FunctionValue<'ctx>, FunctionType<'ctx>) {
+    let f = unsafe { FunctionValue::new(ir.declare(name, ty.as_type_ref())) };
+    (f.expect("a function"), ty)
 }

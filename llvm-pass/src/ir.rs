@@ -1,10 +1,27 @@
-//! Thin helpers over the LLVM C API (llvm-sys) used by the instrumentation.
+//! The module being instrumented, reached through inkwell: context, module, builder,
+//! common types and the small IR helpers the instrumentation shares.
+//!
+//! The rest of the pass still works on raw `LLVMValueRef`s in places; those helpers take
+//! and give raw handles at their edge and wrap them in inkwell values inside. Queries
+//! inkwell has no API for live in `crate::sys` and are re-exported here.
 
 use crate::ffi::{cusafe_inline_call, cusafe_split_before, cusafe_split_if_then};
-use llvm_sys::core::*;
+use inkwell::basic_block::BasicBlock;
+use inkwell::builder::Builder;
+use inkwell::context::ContextRef;
+use inkwell::module::{Linkage, Module};
+use inkwell::targets::TargetData;
+use inkwell::types::{AnyTypeEnum, FunctionType, IntType, PointerType};
+use inkwell::values::{
+    AsValueRef, BasicValueEnum, FunctionValue, InstructionValue, IntValue, PointerValue,
+};
+use inkwell::{AddressSpace, IntPredicate};
 use llvm_sys::prelude::*;
-use llvm_sys::target::{LLVMGetModuleDataLayout, LLVMStoreSizeOfType, LLVMTargetDataRef};
-use llvm_sys::{LLVMIntPredicate, LLVMOpcode, LLVMTypeKind};
+use llvm_sys::target::LLVMTargetDataRef;
+use llvm_sys::LLVMIntPredicate;
+use std::mem::ManuallyDrop;
+
+pub use crate::sys::{addr_space, callee, name, opcode, operand, uses};
 
 /// Address space of global memory in NVPTX.
 pub const AS_GLOBAL: u32 = 1;
@@ -14,169 +31,216 @@ pub const AS_GENERIC: u32 = 0;
 pub const AS_SHARED: u32 = 3;
 
 /// The module being instrumented with the types and builder the pass needs.
-pub struct Ir {
+pub struct Ir<'ctx> {
     /// The LLVM context of the module.
-    pub ctx: LLVMContextRef,
-    /// The module.
-    pub module: LLVMModuleRef,
-    /// One builder, repositioned for each insertion.
-    pub b: LLVMBuilderRef,
-    td: LLVMTargetDataRef,
+    pub ctx: ContextRef<'ctx>,
+    /// The module, borrowed from LLVM: inkwell's `Module` disposes on drop, so never drop it.
+    module: ManuallyDrop<Module<'ctx>>,
+    /// One builder, repositioned for each insertion (the pass's own: disposed on drop).
+    pub b: Builder<'ctx>,
+    /// The module's data layout (owned by the module: never dropped).
+    td: ManuallyDrop<TargetData>,
     /// `i8`.
-    pub i8: LLVMTypeRef,
+    pub i8: IntType<'ctx>,
     /// `i32`.
-    pub i32: LLVMTypeRef,
+    pub i32: IntType<'ctx>,
     /// `i64`.
-    pub i64: LLVMTypeRef,
+    pub i64: IntType<'ctx>,
     /// `ptr` (generic).
-    pub ptr: LLVMTypeRef,
+    pub ptr: PointerType<'ctx>,
     /// `ptr addrspace(1)`.
-    pub gptr: LLVMTypeRef,
-}
-
-impl Drop for Ir {
-    fn drop(&mut self) {
-        unsafe { LLVMDisposeBuilder(self.b) };
-    }
+    pub gptr: PointerType<'ctx>,
 }
 
 /// Empty name for new values.
 pub const NONAME: *const std::ffi::c_char = c"".as_ptr();
 
-impl Ir {
+/// The inkwell address space `space`.
+fn space(space: u32) -> AddressSpace {
+    AddressSpace::from(u16::try_from(space).expect("address spaces the pass uses fit u16"))
+}
+
+/// `v` as an inkwell integer value.
+fn int<'ctx>(v: LLVMValueRef) -> IntValue<'ctx> {
+    unsafe { IntValue::new(v) }
+}
+
+impl<'ctx> Ir<'ctx> {
     /// Wraps `module` (borrowed: never disposed here).
     ///
     /// # Safety
     /// `module` must be a valid module that outlives the returned value.
-    pub unsafe fn new(module: LLVMModuleRef) -> Ir {
-        unsafe {
-            let ctx = LLVMGetModuleContext(module);
-            Ir {
-                ctx,
-                module,
-                b: LLVMCreateBuilderInContext(ctx),
-                td: LLVMGetModuleDataLayout(module),
-                i8: LLVMInt8TypeInContext(ctx),
-                i32: LLVMInt32TypeInContext(ctx),
-                i64: LLVMInt64TypeInContext(ctx),
-                ptr: LLVMPointerTypeInContext(ctx, AS_GENERIC),
-                gptr: LLVMPointerTypeInContext(ctx, AS_GLOBAL),
-            }
+    pub unsafe fn new(module: LLVMModuleRef) -> Ir<'ctx> {
+        let module = ManuallyDrop::new(unsafe { Module::new(module) });
+        let ctx = module.get_context();
+        let td = ManuallyDrop::new(unsafe {
+            TargetData::new(crate::sys::module_data_layout(module.as_mut_ptr()))
+        });
+        Ir {
+            b: ctx.create_builder(),
+            td,
+            i8: ctx.i8_type(),
+            i32: ctx.i32_type(),
+            i64: ctx.i64_type(),
+            ptr: ctx.ptr_type(space(AS_GENERIC)),
+            gptr: ctx.ptr_type(space(AS_GLOBAL)),
+            module,
+            ctx,
         }
+    }
+
+    /// The module (inkwell).
+    pub fn module(&self) -> &Module<'ctx> {
+        &self.module
+    }
+
+    /// The raw module, for code not yet on inkwell.
+    pub fn raw_module(&self) -> LLVMModuleRef {
+        self.module.as_mut_ptr()
+    }
+
+    /// The raw context, for code not yet on inkwell.
+    pub fn raw_ctx(&self) -> LLVMContextRef {
+        self.ctx.raw()
+    }
+
+    /// The raw builder, for code not yet on inkwell. Position it only through
+    /// [`Ir::at`] and [`Ir::at_end`] (inkwell tracks whether its builder is positioned).
+    pub fn raw_builder(&self) -> LLVMBuilderRef {
+        self.b.as_mut_ptr()
     }
 
     /// The module's data layout.
     pub fn td(&self) -> LLVMTargetDataRef {
-        self.td
+        self.td.as_mut_ptr()
     }
 
     /// Bytes written by a store of type `ty`.
     pub fn store_size(&self, ty: LLVMTypeRef) -> u64 {
-        unsafe { LLVMStoreSizeOfType(self.td, ty) }
+        self.td.get_store_size(&unsafe { AnyTypeEnum::new(ty) })
     }
 
     /// An `i64` constant.
     pub fn c64(&self, v: u64) -> LLVMValueRef {
-        unsafe { LLVMConstInt(self.i64, v, 0) }
+        self.i64.const_int(v, false).as_value_ref()
     }
 
     /// An `i32` constant.
     pub fn c32(&self, v: u32) -> LLVMValueRef {
-        unsafe { LLVMConstInt(self.i32, v.into(), 0) }
+        self.i32.const_int(v.into(), false).as_value_ref()
     }
 
     /// The module's function `name`, declared with type `ty` if it has none.
     pub fn declare(&self, name: &str, ty: LLVMTypeRef) -> LLVMValueRef {
-        let fname = std::ffi::CString::new(name).expect("no NUL in a function name");
-        unsafe {
-            let f = LLVMGetNamedFunction(self.module, fname.as_ptr());
-            if f.is_null() {
-                LLVMAddFunction(self.module, fname.as_ptr(), ty)
-            } else {
-                f
-            }
-        }
+        assert!(!name.contains('\0'), "no NUL in a function name");
+        self.module
+            .get_function(name)
+            .unwrap_or_else(|| {
+                self.module
+                    .add_function(name, unsafe { FunctionType::new(ty) }, None)
+            })
+            .as_value_ref()
     }
 
     /// Gives the module the marker `symbol` (by which the runtime learns something of
     /// it at a kernel's first launch): a visible `.global` byte, weak so that modules
     /// linked together (`-fgpu-rdc`) share one.
     pub fn mark(&self, symbol: &str) {
-        let name = std::ffi::CString::new(symbol).expect("no NUL in a marker's name");
-        unsafe {
-            if !LLVMGetNamedGlobal(self.module, name.as_ptr()).is_null() {
-                return;
-            }
-            let g = LLVMAddGlobalInAddressSpace(self.module, self.i8, name.as_ptr(), AS_GLOBAL);
-            LLVMSetInitializer(g, LLVMConstInt(self.i8, 1, 0));
-            LLVMSetGlobalConstant(g, 1);
-            LLVMSetLinkage(g, llvm_sys::LLVMLinkage::LLVMWeakODRLinkage);
+        assert!(!symbol.contains('\0'), "no NUL in a marker's name");
+        if self.module.get_global(symbol).is_some() {
+            return;
         }
+        let g = self
+            .module
+            .add_global(self.i8, Some(space(AS_GLOBAL)), symbol);
+        g.set_initializer(&self.i8.const_int(1, false));
+        g.set_constant(true);
+        g.set_linkage(Linkage::WeakODR);
     }
 
     /// Positions the builder right before `inst`.
     pub fn at(&self, inst: LLVMValueRef) {
-        unsafe { LLVMPositionBuilderBefore(self.b, inst) };
+        self.b
+            .position_before(&unsafe { InstructionValue::new(inst) });
     }
 
     /// Positions the builder at the end of `bb`.
     pub fn at_end(&self, bb: LLVMBasicBlockRef) {
-        unsafe { LLVMPositionBuilderAtEnd(self.b, bb) };
+        self.b
+            .position_at_end(unsafe { BasicBlock::new(bb) }.expect("a block"));
     }
 
     /// `ptrtoint v to i64`.
     pub fn to_int(&self, v: LLVMValueRef) -> LLVMValueRef {
-        unsafe { LLVMBuildPtrToInt(self.b, v, self.i64, NONAME) }
+        let p = unsafe { PointerValue::new(v) };
+        self.b
+            .build_ptr_to_int(p, self.i64, "")
+            .expect("positioned")
+            .as_value_ref()
     }
 
     /// `a >> k` (logical).
     pub fn lshr(&self, a: LLVMValueRef, k: LLVMValueRef) -> LLVMValueRef {
-        unsafe { LLVMBuildLShr(self.b, a, k, NONAME) }
+        let r = self.b.build_right_shift(int(a), int(k), false, "");
+        r.expect("positioned").as_value_ref()
     }
 
     /// `a << k`.
     pub fn shl(&self, a: LLVMValueRef, k: LLVMValueRef) -> LLVMValueRef {
-        unsafe { LLVMBuildShl(self.b, a, k, NONAME) }
+        let r = self.b.build_left_shift(int(a), int(k), "");
+        r.expect("positioned").as_value_ref()
     }
 
     /// `a & b`.
     pub fn and(&self, a: LLVMValueRef, b: LLVMValueRef) -> LLVMValueRef {
-        unsafe { LLVMBuildAnd(self.b, a, b, NONAME) }
+        let r = self.b.build_and(int(a), int(b), "");
+        r.expect("positioned").as_value_ref()
     }
 
     /// `a | b`.
     pub fn or(&self, a: LLVMValueRef, b: LLVMValueRef) -> LLVMValueRef {
-        unsafe { LLVMBuildOr(self.b, a, b, NONAME) }
+        let r = self.b.build_or(int(a), int(b), "");
+        r.expect("positioned").as_value_ref()
     }
 
     /// `a ^ b`.
     pub fn xor(&self, a: LLVMValueRef, b: LLVMValueRef) -> LLVMValueRef {
-        unsafe { LLVMBuildXor(self.b, a, b, NONAME) }
+        let r = self.b.build_xor(int(a), int(b), "");
+        r.expect("positioned").as_value_ref()
     }
 
     /// `a + b`.
     pub fn add(&self, a: LLVMValueRef, b: LLVMValueRef) -> LLVMValueRef {
-        unsafe { LLVMBuildAdd(self.b, a, b, NONAME) }
+        let r = self.b.build_int_add(int(a), int(b), "");
+        r.expect("positioned").as_value_ref()
     }
 
     /// `a - b`.
     pub fn sub(&self, a: LLVMValueRef, b: LLVMValueRef) -> LLVMValueRef {
-        unsafe { LLVMBuildSub(self.b, a, b, NONAME) }
+        let r = self.b.build_int_sub(int(a), int(b), "");
+        r.expect("positioned").as_value_ref()
     }
 
     /// `icmp pred a, b`.
     pub fn icmp(&self, pred: LLVMIntPredicate, a: LLVMValueRef, b: LLVMValueRef) -> LLVMValueRef {
-        unsafe { LLVMBuildICmp(self.b, pred, a, b, NONAME) }
+        let r = self
+            .b
+            .build_int_compare(IntPredicate::from(pred), int(a), int(b), "");
+        r.expect("positioned").as_value_ref()
     }
 
     /// `select c, a, b`.
     pub fn select(&self, c: LLVMValueRef, a: LLVMValueRef, b: LLVMValueRef) -> LLVMValueRef {
-        unsafe { LLVMBuildSelect(self.b, c, a, b, NONAME) }
+        let (a, b) = unsafe { (BasicValueEnum::new(a), BasicValueEnum::new(b)) };
+        let r = self.b.build_select(int(c), a, b, "");
+        r.expect("positioned").as_value_ref()
     }
 
     /// `zext/trunc v to ty` (integers).
     pub fn int_cast(&self, v: LLVMValueRef, ty: LLVMTypeRef) -> LLVMValueRef {
-        unsafe { LLVMBuildIntCast2(self.b, v, ty, 0, NONAME) }
+        let ty = unsafe { IntType::new(ty) };
+        let r = self.b.build_int_cast_sign_flag(int(v), ty, false, "");
+        r.expect("positioned").as_value_ref()
     }
 
     /// Splits before `before` and guards a new block with `cond` (weighted unlikely).
@@ -200,108 +264,31 @@ const NOCHECK: &str = "cusafe.nocheck";
 
 /// Marks a memory instruction the pass made itself (epoch state, headers): never checked.
 pub fn mark_nocheck(ir: &Ir, inst: LLVMValueRef) {
-    unsafe {
-        let kind =
-            LLVMGetMDKindIDInContext(ir.ctx, NOCHECK.as_ptr() as *const _, NOCHECK.len() as u32);
-        let node = LLVMMDNodeInContext2(ir.ctx, std::ptr::null_mut(), 0);
-        LLVMSetMetadata(inst, kind, LLVMMetadataAsValue(ir.ctx, node));
-    }
+    let kind = ir.ctx.get_kind_id(NOCHECK);
+    let node = ir.ctx.metadata_node(&[]);
+    let inst = unsafe { InstructionValue::new(inst) };
+    inst.set_metadata(node, kind)
+        .expect("an empty node is a node");
 }
 
 /// Whether `inst` carries the mark of [`mark_nocheck`].
 pub fn is_nocheck(ir: &Ir, inst: LLVMValueRef) -> bool {
-    unsafe {
-        let kind =
-            LLVMGetMDKindIDInContext(ir.ctx, NOCHECK.as_ptr() as *const _, NOCHECK.len() as u32);
-        !LLVMGetMetadata(inst, kind).is_null()
-    }
-}
-
-/// The opcode of `v` if it is an instruction.
-pub fn opcode(v: LLVMValueRef) -> Option<LLVMOpcode> {
-    unsafe {
-        if LLVMIsAInstruction(v).is_null() {
-            None
-        } else {
-            Some(LLVMGetInstructionOpcode(v))
-        }
-    }
-}
-
-/// Operand `i` of `v`.
-pub fn operand(v: LLVMValueRef, i: u32) -> LLVMValueRef {
-    unsafe { LLVMGetOperand(v, i) }
-}
-
-/// Address space of pointer-typed `v` (None if `v` is not a pointer).
-pub fn addr_space(v: LLVMValueRef) -> Option<u32> {
-    unsafe {
-        let ty = LLVMTypeOf(v);
-        if LLVMGetTypeKind(ty) == LLVMTypeKind::LLVMPointerTypeKind {
-            Some(LLVMGetPointerAddressSpace(ty))
-        } else {
-            None
-        }
-    }
-}
-
-/// Name of a value (empty if none).
-pub fn name(v: LLVMValueRef) -> String {
-    unsafe {
-        let mut len = 0usize;
-        let p = LLVMGetValueName2(v, &mut len);
-        if p.is_null() {
-            return String::new();
-        }
-        String::from_utf8_lossy(std::slice::from_raw_parts(p as *const u8, len)).into_owned()
-    }
-}
-
-/// The function a call instruction calls, if it is a direct call.
-pub fn callee(call: LLVMValueRef) -> Option<LLVMValueRef> {
-    unsafe {
-        let f = LLVMGetCalledValue(call);
-        (!f.is_null() && !LLVMIsAFunction(f).is_null()).then_some(f)
-    }
+    let kind = ir.ctx.get_kind_id(NOCHECK);
+    unsafe { InstructionValue::new(inst) }
+        .get_metadata(kind)
+        .is_some()
 }
 
 /// Whether `f` is an intrinsic (`llvm.*`).
 pub fn is_intrinsic(f: LLVMValueRef) -> bool {
-    unsafe { LLVMGetIntrinsicID(f) != 0 }
+    unsafe { FunctionValue::new(f) }.is_some_and(|f| f.get_intrinsic_id() != 0)
 }
 
 /// All instructions of function `f`, in order (collected first, so callers may change IR).
 pub fn instructions(f: LLVMValueRef) -> Vec<LLVMValueRef> {
-    let mut out = Vec::new();
-    unsafe {
-        let mut bb = LLVMGetFirstBasicBlock(f);
-        while !bb.is_null() {
-            let mut i = LLVMGetFirstInstruction(bb);
-            while !i.is_null() {
-                out.push(i);
-                i = LLVMGetNextInstruction(i);
-            }
-            bb = LLVMGetNextBasicBlock(bb);
-        }
-    }
-    out
-}
-
-/// All (user, operand index) pairs through which `v` is used.
-pub fn uses(v: LLVMValueRef) -> Vec<(LLVMValueRef, u32)> {
-    let mut out = Vec::new();
-    unsafe {
-        let mut u = LLVMGetFirstUse(v);
-        while !u.is_null() {
-            let user = LLVMGetUser(u);
-            let n = LLVMGetNumOperands(user);
-            for i in 0..n as u32 {
-                if LLVMGetOperand(user, i) == v && !out.contains(&(user, i)) {
-                    out.push((user, i));
-                }
-            }
-            u = LLVMGetNextUse(u);
-        }
-    }
-    out
+    let f = unsafe { FunctionValue::new(f) }.expect("a function");
+    f.get_basic_block_iter()
+        .flat_map(|bb| bb.get_instructions())
+        .map(|i| i.as_value_ref())
+        .collect()
 }

@@ -8,6 +8,7 @@
 //! takes windows; a kernel without one is launched as it is.
 
 use crate::ffi::{cusafe_add_i64_params, cusafe_param_bytes, cusafe_param_is_byval};
+use inkwell::types::AsTypeRef;
 use std::collections::HashMap;
 
 use cusafe_format::launch::{layout_symbol, Layout};
@@ -93,7 +94,7 @@ pub fn windows(ir: &Ir, kernels: &[LLVMValueRef]) -> Windows {
 /// The marker global of the kernel named `kernel`, or null.
 fn marker(ir: &Ir, kernel: &str) -> LLVMValueRef {
     let name = std::ffi::CString::new(layout_symbol(kernel)).expect("no NUL in a symbol");
-    unsafe { LLVMGetNamedGlobal(ir.module, name.as_ptr()) }
+    unsafe { LLVMGetNamedGlobal(ir.raw_module(), name.as_ptr()) }
 }
 
 /// The hidden `(start, limit)` parameters of window `j` of kernel `f` with `n` source
@@ -131,11 +132,16 @@ fn emit_marker(ir: &Ir, kernel: &str, layout: &Layout) {
         let mut vals: Vec<LLVMValueRef> = layout
             .marker()
             .iter()
-            .map(|&b| LLVMConstInt(ir.i8, b.into(), 0))
+            .map(|&b| LLVMConstInt(ir.i8.as_type_ref(), b.into(), 0))
             .collect();
-        let init = LLVMConstArray2(ir.i8, vals.as_mut_ptr(), vals.len() as u64);
+        let init = LLVMConstArray2(ir.i8.as_type_ref(), vals.as_mut_ptr(), vals.len() as u64);
         let name = std::ffi::CString::new(layout_symbol(kernel)).expect("no NUL in a symbol");
-        let g = LLVMAddGlobalInAddressSpace(ir.module, LLVMTypeOf(init), name.as_ptr(), AS_GLOBAL);
+        let g = LLVMAddGlobalInAddressSpace(
+            ir.raw_module(),
+            LLVMTypeOf(init),
+            name.as_ptr(),
+            AS_GLOBAL,
+        );
         LLVMSetInitializer(g, init);
         LLVMSetGlobalConstant(g, 1);
         LLVMSetLinkage(g, LLVMLinkage::LLVMExternalLinkage);

@@ -13,6 +13,14 @@
 //! [`classify`] the one place that decides what is checked; then plan the checks
 //! ([`elim`] decides which, where and grouped how) and instrument ([`check`] emits the
 //! plan, [`shape`] a group's range).
+//!
+//! The pass reaches LLVM through inkwell: [`ir::Ir`] holds the module (borrowed, never
+//! disposed), its context, the pass's one builder and the common types as inkwell
+//! objects. The few C API calls inkwell has no API for sit in [`sys`], each with the
+//! reason; what only LLVM's C++ API offers (splitting, inlining, ScalarEvolution, ...)
+//! is the shim's ([`ffi`]). Modules not yet moved to inkwell still call llvm-sys
+//! directly through `Ir`'s raw accessors (`raw_builder`, `raw_module`, `raw_ctx`, the
+//! types' `as_type_ref`); values cross between the two as raw `LLVMValueRef`s.
 
 mod arith;
 mod base;
@@ -40,6 +48,7 @@ mod sites;
 mod stack;
 mod stats;
 mod strip;
+mod sys;
 
 use ir::Ir;
 use llvm_sys::core::*;
@@ -81,7 +90,7 @@ pub unsafe extern "C" fn cusafe_windows_on_module(m: LLVMModuleRef) -> bool {
         return false;
     }
     let ir = unsafe { Ir::new(m) };
-    launch::add_windows(&ir, &kernels::kernels(m)) > 0
+    launch::add_windows(&ir, &kernels::kernels(&ir)) > 0
 }
 
 /// Reads the pass's options from the `CUSAFE_PASS_*` variables. A bad value stops the
@@ -114,10 +123,10 @@ fn instrument_module(ir: &Ir, opts: &PassOptions) -> Result<(), String> {
     // Kernels have their windows from the start of the pipeline (clang); `opt
     // -passes=cusafe` runs this pass alone, which adds them here.
     if opts.launch_windows() {
-        launch::add_windows(ir, &kernels::kernels(ir.module));
+        launch::add_windows(ir, &kernels::kernels(ir));
     }
-    let kernels = kernels::kernels(ir.module);
-    let functions = defined_functions(ir.module);
+    let kernels = kernels::kernels(ir);
+    let functions = defined_functions(ir.raw_module());
     let stat_line = |f: LLVMValueRef, s: &stats::Stats| {
         let kind = if kernels.contains(&f) {
             "kernel"
@@ -130,7 +139,7 @@ fn instrument_module(ir: &Ir, opts: &PassOptions) -> Result<(), String> {
     // and the device runtime (and libdevice's `__nv_*`, when not inlined) get none.
     let mut points = std::collections::HashMap::new();
     if let Some(mode) = opts.coverage {
-        let file = coverage::source_file(ir.module);
+        let file = coverage::source_file(ir.raw_module());
         for &f in functions
             .iter()
             .filter(|&&f| !ir::name(f).starts_with("__nv_"))
@@ -148,7 +157,7 @@ fn instrument_module(ir: &Ir, opts: &PassOptions) -> Result<(), String> {
                 stat_line(f, &s);
             }
         }
-        return verify_if_asked(ir.module, opts);
+        return verify_if_asked(ir.raw_module(), opts);
     }
     let windows = launch::windows(ir, &kernels);
     let mut sites = sites::Sites::default();
@@ -212,7 +221,7 @@ fn instrument_module(ir: &Ir, opts: &PassOptions) -> Result<(), String> {
         }
     }
     devrt::link(ir, opts.inline_cold)?;
-    verify_if_asked(ir.module, opts)
+    verify_if_asked(ir.raw_module(), opts)
 }
 
 /// [`verify`] when `CUSAFE_PASS_VERIFY=1`.

@@ -23,6 +23,7 @@ use cusafe_format::pseudo::{
 use cusafe_format::rtpage::{
     EPOCH_DEPTH_OFFSET, EPOCH_GENS_PER_SLOT, EPOCH_GEN_OFFSET, RTPAGE_ADDR,
 };
+use inkwell::types::AsTypeRef;
 use llvm_sys::core::*;
 use llvm_sys::prelude::*;
 use llvm_sys::target::LLVMABISizeOfType;
@@ -84,18 +85,18 @@ fn escaping_allocas(ir: &Ir, f: LLVMValueRef) -> Vec<(LLVMValueRef, u64, u32)> {
 fn sreg(ir: &Ir, name: &str) -> LLVMValueRef {
     unsafe {
         let cname = CString::new(name).expect("no NUL");
-        let ty = LLVMFunctionType(ir.i32, std::ptr::null_mut(), 0, 0);
-        let mut f = LLVMGetNamedFunction(ir.module, cname.as_ptr());
+        let ty = LLVMFunctionType(ir.i32.as_type_ref(), std::ptr::null_mut(), 0, 0);
+        let mut f = LLVMGetNamedFunction(ir.raw_module(), cname.as_ptr());
         if f.is_null() {
-            f = LLVMAddFunction(ir.module, cname.as_ptr(), ty);
+            f = LLVMAddFunction(ir.raw_module(), cname.as_ptr(), ty);
         }
-        LLVMBuildCall2(ir.b, ty, f, std::ptr::null_mut(), 0, NONAME)
+        LLVMBuildCall2(ir.raw_builder(), ty, f, std::ptr::null_mut(), 0, NONAME)
     }
 }
 
 /// `((smid & 255) * 64 + (warpid & 63)) * 32 + laneid`, as device-rt computes it.
 fn slot(ir: &Ir) -> LLVMValueRef {
-    let z = |v| ir.int_cast(v, ir.i64);
+    let z = |v| ir.int_cast(v, ir.i64.as_type_ref());
     let sm = ir.and(z(sreg(ir, "llvm.nvvm.read.ptx.sreg.smid")), ir.c64(255));
     let warp = ir.and(z(sreg(ir, "llvm.nvvm.read.ptx.sreg.warpid")), ir.c64(63));
     let lane = z(sreg(ir, "llvm.nvvm.read.ptx.sreg.laneid"));
@@ -103,7 +104,14 @@ fn slot(ir: &Ir) -> LLVMValueRef {
 }
 
 fn byte_ptr(ir: &Ir, base: u64, index: LLVMValueRef) -> LLVMValueRef {
-    unsafe { LLVMBuildIntToPtr(ir.b, ir.add(ir.c64(base), index), ir.gptr, NONAME) }
+    unsafe {
+        LLVMBuildIntToPtr(
+            ir.raw_builder(),
+            ir.add(ir.c64(base), index),
+            ir.gptr.as_type_ref(),
+            NONAME,
+        )
+    }
 }
 
 /// Marks a memory instruction of the epoch bookkeeping so that no check is put on it.
@@ -116,10 +124,13 @@ fn nocheck(ir: &Ir, inst: LLVMValueRef) -> LLVMValueRef {
 fn bump(ir: &Ir, p: LLVMValueRef) -> LLVMValueRef {
     unsafe {
         let v = ir.add(
-            nocheck(ir, LLVMBuildLoad2(ir.b, ir.i8, p, NONAME)),
-            LLVMConstInt(ir.i8, 1, 0),
+            nocheck(
+                ir,
+                LLVMBuildLoad2(ir.raw_builder(), ir.i8.as_type_ref(), p, NONAME),
+            ),
+            LLVMConstInt(ir.i8.as_type_ref(), 1, 0),
         );
-        nocheck(ir, LLVMBuildStore(ir.b, v, p));
+        nocheck(ir, LLVMBuildStore(ir.raw_builder(), v, p));
         v
     }
 }
@@ -159,14 +170,14 @@ pub fn instrument(ir: &Ir, f: LLVMValueRef) -> Relaid {
         let slot = slot(ir);
         let depth_ptr = byte_ptr(ir, RTPAGE_ADDR + EPOCH_DEPTH_OFFSET, slot);
         let d = bump(ir, depth_ptr);
-        let d64 = ir.int_cast(d, ir.i64);
+        let d64 = ir.int_cast(d, ir.i64.as_type_ref());
         let gen_index = ir.add(
             ir.shl(slot, ir.c64(EPOCH_GENS_PER_SLOT.trailing_zeros().into())),
             ir.and(d64, ir.c64(EPOCH_GENS_PER_SLOT - 1)),
         );
         let gen_ptr = byte_ptr(ir, RTPAGE_ADDR + EPOCH_GEN_OFFSET, gen_index);
         let g = bump(ir, gen_ptr);
-        let g64 = ir.int_cast(g, ir.i64);
+        let g64 = ir.int_cast(g, ir.i64.as_type_ref());
         // Epoch bits (d, g) of the tag; the pseudo bit and class are or-ed in per object.
         let depth_bits = ir.shl(ir.and(d64, ir.c64(DEPTH_MASK)), ir.c64(DEPTH_SHIFT.into()));
         let gen_bits = ir.shl(ir.and(g64, ir.c64(GEN_MASK)), ir.c64(GEN_SHIFT.into()));
@@ -176,8 +187,8 @@ pub fn instrument(ir: &Ir, f: LLVMValueRef) -> Relaid {
         for (&(old, size, t), marks) in objects.iter().zip(markers) {
             let block = 1u64 << (t + 3);
             ir.at(old);
-            let ty = LLVMArrayType2(ir.i8, LOCAL_PREFIX + size + 1);
-            let new = LLVMBuildAlloca(ir.b, ty, c"cusafe.local".as_ptr());
+            let ty = LLVMArrayType2(ir.i8.as_type_ref(), LOCAL_PREFIX + size + 1);
+            let new = LLVMBuildAlloca(ir.raw_builder(), ty, c"cusafe.local".as_ptr());
             LLVMSetAlignment(new, block as u32);
             ir.at(at);
             store_header(ir, new, size);
@@ -192,17 +203,22 @@ pub fn instrument(ir: &Ir, f: LLVMValueRef) -> Relaid {
             ir.at(at);
             let payload = ir.add(ir.to_int(new), ir.c64(LOCAL_PREFIX));
             let tagged = ir.or(ir.or(payload, ir.c64(tag_bits(t, 0, 0))), epoch_bits);
-            let ptr = LLVMBuildIntToPtr(ir.b, tagged, LLVMTypeOf(old), tagged_name.as_ptr());
+            let ptr = LLVMBuildIntToPtr(
+                ir.raw_builder(),
+                tagged,
+                LLVMTypeOf(old),
+                tagged_name.as_ptr(),
+            );
             LLVMReplaceAllUsesWith(old, ptr);
             LLVMInstructionEraseFromParent(old);
         }
         // Epilogue: restore the depth on every return.
         ir.at(at);
-        let restore = ir.sub(d, LLVMConstInt(ir.i8, 1, 0));
+        let restore = ir.sub(d, LLVMConstInt(ir.i8.as_type_ref(), 1, 0));
         for i in instructions(f) {
             if opcode(i) == Some(LLVMOpcode::LLVMRet) {
                 ir.at(i);
-                nocheck(ir, LLVMBuildStore(ir.b, restore, depth_ptr));
+                nocheck(ir, LLVMBuildStore(ir.raw_builder(), restore, depth_ptr));
             }
         }
         let scope_marks = dead_markers.len();
@@ -219,7 +235,7 @@ pub fn instrument(ir: &Ir, f: LLVMValueRef) -> Relaid {
 /// Writes a local object's header word (its size, maybe with `OUT_OF_SCOPE`).
 fn store_header(ir: &Ir, block: LLVMValueRef, word: u64) {
     unsafe {
-        let hdr = nocheck(ir, LLVMBuildStore(ir.b, ir.c64(word), block));
+        let hdr = nocheck(ir, LLVMBuildStore(ir.raw_builder(), ir.c64(word), block));
         LLVMSetAlignment(hdr, 8);
     }
 }
@@ -258,7 +274,11 @@ pub fn reset_depth_at_entry(ir: &Ir, kernel: LLVMValueRef) {
         let depth_ptr = byte_ptr(ir, RTPAGE_ADDR + EPOCH_DEPTH_OFFSET, slot(ir));
         nocheck(
             ir,
-            LLVMBuildStore(ir.b, LLVMConstInt(ir.i8, 0, 0), depth_ptr),
+            LLVMBuildStore(
+                ir.raw_builder(),
+                LLVMConstInt(ir.i8.as_type_ref(), 0, 0),
+                depth_ptr,
+            ),
         );
     }
 }

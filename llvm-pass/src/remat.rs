@@ -117,7 +117,7 @@ impl Remat {
                     let v = made.get(&v).copied().unwrap_or_else(|| f(v));
                     LLVMSetOperand(copy, o as u32, v);
                 }
-                LLVMInsertIntoBuilder(ir.b, copy);
+                LLVMInsertIntoBuilder(ir.raw_builder(), copy);
                 made.insert(c, copy);
             }
         }

@@ -7,6 +7,7 @@ use crate::base::{Base, Guard, Index, Widen};
 use crate::collect::Len;
 use crate::elim::plan::{Hull, Shape, Stride};
 use crate::ir::{Ir, NONAME};
+use inkwell::types::AsTypeRef;
 use llvm_sys::core::*;
 use llvm_sys::prelude::*;
 use llvm_sys::target::LLVMABISizeOfType;
@@ -52,10 +53,17 @@ pub fn member(ir: &Ir, shape: &Shape, x: i64) -> Option<LLVMValueRef> {
 /// position.
 fn stride_member(ir: &Ir, s: &Stride, m: i64) -> LLVMValueRef {
     unsafe {
-        let bytes = LLVMBuildMul(ir.b, s.stride, ir.c64(m as u64), NONAME);
+        let bytes = LLVMBuildMul(ir.raw_builder(), s.stride, ir.c64(m as u64), NONAME);
         let bytes = ir.add(bytes, ir.c64(s.off as u64));
         let mut idx = [bytes];
-        LLVMBuildGEP2(ir.b, ir.i8, s.ptr, idx.as_mut_ptr(), 1, NONAME)
+        LLVMBuildGEP2(
+            ir.raw_builder(),
+            ir.i8.as_type_ref(),
+            s.ptr,
+            idx.as_mut_ptr(),
+            1,
+            NONAME,
+        )
     }
 }
 
@@ -71,7 +79,14 @@ fn stride_hull(ir: &Ir, s: &Stride) -> (LLVMValueRef, Len) {
     let max = ir.select(below, zi, ai);
     let lowest = unsafe {
         let mut idx = [ir.sub(min, ai)];
-        LLVMBuildGEP2(ir.b, ir.i8, a, idx.as_mut_ptr(), 1, NONAME)
+        LLVMBuildGEP2(
+            ir.raw_builder(),
+            ir.i8.as_type_ref(),
+            a,
+            idx.as_mut_ptr(),
+            1,
+            NONAME,
+        )
     };
     (lowest, Len::Value(ir.add(ir.sub(max, min), ir.c64(s.len))))
 }
@@ -90,14 +105,21 @@ fn hull_union(ir: &Ir, h: &Hull) -> (LLVMValueRef, LLVMValueRef, Option<LLVMValu
             h.elem,
             vec![Index {
                 terms: vec![x],
-                ext: Widen::Sign(ir.i64),
+                ext: Widen::Sign(ir.i64.as_type_ref()),
             }],
         )),
     };
     let start = base_at(least).build(ir, h.lo);
     let size = unsafe { LLVMABISizeOfType(ir.td(), h.elem) };
-    let wide = |x| unsafe { LLVMBuildSExt(ir.b, x, ir.i64, NONAME) };
-    let rows = unsafe { LLVMBuildMul(ir.b, ir.sub(wide(most), wide(least)), ir.c64(size), NONAME) };
+    let wide = |x| unsafe { LLVMBuildSExt(ir.raw_builder(), x, ir.i64.as_type_ref(), NONAME) };
+    let rows = unsafe {
+        LLVMBuildMul(
+            ir.raw_builder(),
+            ir.sub(wide(most), wide(least)),
+            ir.c64(size),
+            NONAME,
+        )
+    };
     let len = ir.add(rows, ir.c64((h.hi - h.lo) as u64));
     let wraps = h.wrap.map(|(lo, hi)| {
         let at = |x| Guard { x, lo, hi }.wraps(ir);

@@ -13,6 +13,7 @@
 use crate::classify::root_of;
 use crate::ir::{addr_space, callee, instructions, opcode, operand, Ir, AS_GENERIC, AS_SHARED};
 use cusafe_format::pseudo::{shared_tag_bits, MAX_SHARED_OBJECTS};
+use inkwell::types::AsTypeRef;
 use llvm_sys::core::*;
 use llvm_sys::prelude::*;
 use llvm_sys::target::LLVMABISizeOfType;
@@ -77,8 +78,12 @@ pub fn instrument(ir: &Ir, functions: &[LLVMValueRef]) -> usize {
                     ir.at(i);
                     let bits = ir.c64(shared_tag_bits(index as u32));
                     let tagged = ir.or(ir.to_int(v), bits);
-                    let p =
-                        LLVMBuildIntToPtr(ir.b, tagged, LLVMTypeOf(v), c"cusafe.shared".as_ptr());
+                    let p = LLVMBuildIntToPtr(
+                        ir.raw_builder(),
+                        tagged,
+                        LLVMTypeOf(v),
+                        c"cusafe.shared".as_ptr(),
+                    );
                     LLVMSetOperand(i, op, p);
                 }
             }
@@ -90,8 +95,12 @@ pub fn instrument(ir: &Ir, functions: &[LLVMValueRef]) -> usize {
 
 /// Defines `START_FN(i32) -> i64` (generic address) and `SIZE_FN(i32) -> i64`.
 fn define_bounds(ir: &Ir, objects: &[(LLVMValueRef, u64)]) {
-    let start_of =
-        |g: LLVMValueRef| unsafe { LLVMConstPtrToInt(LLVMConstAddrSpaceCast(g, ir.ptr), ir.i64) };
+    let start_of = |g: LLVMValueRef| unsafe {
+        LLVMConstPtrToInt(
+            LLVMConstAddrSpaceCast(g, ir.ptr.as_type_ref()),
+            ir.i64.as_type_ref(),
+        )
+    };
     define_switch(
         ir,
         START_FN,
@@ -107,26 +116,31 @@ fn define_bounds(ir: &Ir, objects: &[(LLVMValueRef, u64)]) {
 /// `i64 name(i32 k)`: `values[k]`, 0 for any other `k`.
 fn define_switch(ir: &Ir, name: &str, values: Vec<LLVMValueRef>) {
     unsafe {
-        let mut params = [ir.i32];
-        let ty = LLVMFunctionType(ir.i64, params.as_mut_ptr(), 1, 0);
+        let mut params = [ir.i32.as_type_ref()];
+        let ty = LLVMFunctionType(ir.i64.as_type_ref(), params.as_mut_ptr(), 1, 0);
         let cname = CString::new(name).expect("no NUL");
-        let mut f = LLVMGetNamedFunction(ir.module, cname.as_ptr());
+        let mut f = LLVMGetNamedFunction(ir.raw_module(), cname.as_ptr());
         if f.is_null() {
-            f = LLVMAddFunction(ir.module, cname.as_ptr(), ty);
+            f = LLVMAddFunction(ir.raw_module(), cname.as_ptr(), ty);
         }
         // External until device-rt's declaration has linked against it (devrt.rs then
         // makes it internal).
-        let entry = LLVMAppendBasicBlockInContext(ir.ctx, f, c"entry".as_ptr());
-        let other = LLVMAppendBasicBlockInContext(ir.ctx, f, c"other".as_ptr());
-        LLVMPositionBuilderAtEnd(ir.b, other);
-        LLVMBuildRet(ir.b, ir.c64(0));
-        LLVMPositionBuilderAtEnd(ir.b, entry);
-        let sw = LLVMBuildSwitch(ir.b, LLVMGetParam(f, 0), other, values.len() as u32);
+        let entry = LLVMAppendBasicBlockInContext(ir.raw_ctx(), f, c"entry".as_ptr());
+        let other = LLVMAppendBasicBlockInContext(ir.raw_ctx(), f, c"other".as_ptr());
+        ir.at_end(other);
+        LLVMBuildRet(ir.raw_builder(), ir.c64(0));
+        ir.at_end(entry);
+        let sw = LLVMBuildSwitch(
+            ir.raw_builder(),
+            LLVMGetParam(f, 0),
+            other,
+            values.len() as u32,
+        );
         for (k, v) in values.into_iter().enumerate() {
-            let bb = LLVMAppendBasicBlockInContext(ir.ctx, f, c"object".as_ptr());
+            let bb = LLVMAppendBasicBlockInContext(ir.raw_ctx(), f, c"object".as_ptr());
             LLVMAddCase(sw, ir.c32(k as u32), bb);
-            LLVMPositionBuilderAtEnd(ir.b, bb);
-            LLVMBuildRet(ir.b, v);
+            ir.at_end(bb);
+            LLVMBuildRet(ir.raw_builder(), v);
         }
     }
 }

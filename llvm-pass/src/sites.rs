@@ -4,6 +4,7 @@
 
 use crate::ir::{name, Ir, AS_GLOBAL};
 use cusafe_format::report::{encode_loc, SITE_LOC_OFFSET};
+use inkwell::types::AsTypeRef;
 use llvm_sys::core::*;
 use llvm_sys::debuginfo::*;
 use llvm_sys::prelude::*;
@@ -93,15 +94,20 @@ impl Sites {
             return g;
         }
         let g = unsafe {
-            let init = LLVMConstStringInContext2(ir.ctx, text.as_ptr() as *const _, text.len(), 0);
+            let init =
+                LLVMConstStringInContext2(ir.raw_ctx(), text.as_ptr() as *const _, text.len(), 0);
             let gname = CString::new(format!("__cusafe_loc.{}", self.texts.len())).expect("no NUL");
-            let g =
-                LLVMAddGlobalInAddressSpace(ir.module, LLVMTypeOf(init), gname.as_ptr(), AS_GLOBAL);
+            let g = LLVMAddGlobalInAddressSpace(
+                ir.raw_module(),
+                LLVMTypeOf(init),
+                gname.as_ptr(),
+                AS_GLOBAL,
+            );
             LLVMSetInitializer(g, init);
             LLVMSetGlobalConstant(g, 1);
             LLVMSetLinkage(g, LLVMLinkage::LLVMPrivateLinkage);
             LLVMSetUnnamedAddress(g, llvm_sys::LLVMUnnamedAddr::LLVMGlobalUnnamedAddr);
-            LLVMConstAddrSpaceCast(g, ir.ptr)
+            LLVMConstAddrSpaceCast(g, ir.ptr.as_type_ref())
         };
         self.texts.insert(text, g);
         g
@@ -114,16 +120,20 @@ impl Sites {
             let gname = CString::new(format!("__cusafe_site.{}", self.count)).expect("no NUL");
             self.count += 1;
             let mut fields = [ir.c32(0), ir.c32(flags), text];
-            let init = LLVMConstStructInContext(ir.ctx, fields.as_mut_ptr(), 3, 0);
-            let g =
-                LLVMAddGlobalInAddressSpace(ir.module, LLVMTypeOf(init), gname.as_ptr(), AS_GLOBAL);
+            let init = LLVMConstStructInContext(ir.raw_ctx(), fields.as_mut_ptr(), 3, 0);
+            let g = LLVMAddGlobalInAddressSpace(
+                ir.raw_module(),
+                LLVMTypeOf(init),
+                gname.as_ptr(),
+                AS_GLOBAL,
+            );
             LLVMSetInitializer(g, init);
             LLVMSetLinkage(g, LLVMLinkage::LLVMInternalLinkage);
             debug_assert_eq!(
                 llvm_sys::target::LLVMOffsetOfElement(ir.td(), LLVMTypeOf(init), 2),
                 u64::from(SITE_LOC_OFFSET)
             );
-            LLVMConstAddrSpaceCast(g, ir.ptr)
+            LLVMConstAddrSpaceCast(g, ir.ptr.as_type_ref())
         }
     }
 }

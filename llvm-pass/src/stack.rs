@@ -5,7 +5,8 @@
 use std::collections::HashMap;
 
 use crate::ir::{callee, instructions, is_intrinsic};
-use llvm_sys::core::{LLVMGetCalledValue, LLVMIsACallInst, LLVMIsAInlineAsm};
+use crate::sys::calls_inline_asm;
+use inkwell::values::{InstructionOpcode, InstructionValue};
 use llvm_sys::prelude::LLVMValueRef;
 
 /// Whether `functions` (the module's defined functions) recurse, directly or through
@@ -16,15 +17,13 @@ pub fn dynamic(functions: &[LLVMValueRef]) -> bool {
     let mut calls = vec![Vec::new(); functions.len()];
     for (i, &f) in functions.iter().enumerate() {
         for inst in instructions(f) {
-            if unsafe { LLVMIsACallInst(inst) }.is_null() {
+            if unsafe { InstructionValue::new(inst) }.get_opcode() != InstructionOpcode::Call {
                 continue;
             }
             match callee(inst) {
                 Some(g) if is_intrinsic(g) => {}
                 Some(g) => calls[i].extend(index.get(&g).copied()),
-                None if unsafe { LLVMIsAInlineAsm(LLVMGetCalledValue(inst)) }.is_null() => {
-                    return true
-                }
+                None if !calls_inline_asm(inst) => return true,
                 None => {}
             }
         }

@@ -16,6 +16,7 @@ use crate::ir::{
     AS_GLOBAL,
 };
 use cusafe_format::pseudo::REAL_MASK;
+use inkwell::types::AsTypeRef;
 use llvm_sys::core::*;
 use llvm_sys::prelude::*;
 use llvm_sys::LLVMOpcode;
@@ -25,7 +26,12 @@ use std::collections::HashMap;
 fn masked(ir: &Ir, p: LLVMValueRef) -> LLVMValueRef {
     unsafe {
         let bits = ir.and(ir.to_int(p), ir.c64(REAL_MASK));
-        LLVMBuildIntToPtr(ir.b, bits, LLVMTypeOf(p), c"cusafe.strip".as_ptr())
+        LLVMBuildIntToPtr(
+            ir.raw_builder(),
+            bits,
+            LLVMTypeOf(p),
+            c"cusafe.strip".as_ptr(),
+        )
     }
 }
 
@@ -56,8 +62,8 @@ impl Roots {
             let tags = ir.and(ir.to_int(root), ir.c64(!REAL_MASK));
             let mut idx = [ir.sub(ir.c64(0), tags)];
             let s = LLVMBuildGEP2(
-                ir.b,
-                ir.i8,
+                ir.raw_builder(),
+                ir.i8.as_type_ref(),
                 root,
                 idx.as_mut_ptr(),
                 1,
@@ -91,7 +97,7 @@ impl Roots {
             let copy = LLVMInstructionClone(addr);
             LLVMSetOperand(copy, 0, base);
             ir.at(before);
-            LLVMInsertIntoBuilder(ir.b, copy);
+            LLVMInsertIntoBuilder(ir.raw_builder(), copy);
             copy
         }
     }
