@@ -23,10 +23,12 @@
 //!   `llvm.nvvm.read.ptx.sreg.laneid` — behind a branch.
 
 use crate::ffi::{cusafe_split_critical_edges, cusafe_split_if};
-use crate::ir::{mark_nocheck, Ir, NONAME};
+use crate::ir::{mark_nocheck, Ir};
 use cusafe_format::rtpage::{COVERAGE_BYTES, COVERAGE_OFFSET, RTPAGE_ADDR};
-use inkwell::types::AsTypeRef;
-use llvm_sys::core::*;
+use inkwell::basic_block::BasicBlock;
+use inkwell::intrinsics::Intrinsic;
+use inkwell::types::BasicTypeEnum;
+use inkwell::values::{AsValueRef, BasicMetadataValueEnum, FunctionValue, InstructionOpcode};
 use llvm_sys::prelude::*;
 use llvm_sys::LLVMIntPredicate;
 
@@ -59,13 +61,11 @@ pub fn block_id(file: &str, function: &str, ordinal: u32) -> u64 {
 
 /// The module's source file name without its directories (clang records the path as
 /// given on the command line).
-pub fn source_file(m: LLVMModuleRef) -> String {
-    let mut len = 0usize;
-    let p = unsafe { LLVMGetSourceFileName(m, &mut len) };
-    if p.is_null() {
-        return String::new();
-    }
-    let full = String::from_utf8_lossy(unsafe { std::slice::from_raw_parts(p as *const u8, len) })
+pub fn source_file(ir: &Ir) -> String {
+    let full = ir
+        .module()
+        .get_source_file_name()
+        .to_string_lossy()
         .into_owned();
     match full.rsplit_once(['/', '\\']) {
         Some((_, base)) => base.to_string(),
@@ -73,44 +73,31 @@ pub fn source_file(m: LLVMModuleRef) -> String {
     }
 }
 
-fn intrinsic(ir: &Ir, name: &str, overloads: &mut [LLVMTypeRef]) -> (LLVMTypeRef, LLVMValueRef) {
-    unsafe {
-        let id = LLVMLookupIntrinsicID(name.as_ptr().cast(), name.len());
-        assert!(id != 0, "LLVM 19 knows {name}");
-        let f = LLVMGetIntrinsicDeclaration(
-            ir.raw_module(),
-            id,
-            overloads.as_mut_ptr(),
-            overloads.len(),
-        );
-        let ty = LLVMIntrinsicGetType(ir.raw_ctx(), id, overloads.as_mut_ptr(), overloads.len());
-        (ty, f)
-    }
-}
-
-fn call(ir: &Ir, (ty, f): (LLVMTypeRef, LLVMValueRef), args: &mut [LLVMValueRef]) -> LLVMValueRef {
-    unsafe {
-        LLVMBuildCall2(
-            ir.raw_builder(),
-            ty,
-            f,
-            args.as_mut_ptr(),
-            args.len() as u32,
-            NONAME,
-        )
-    }
+/// A call of intrinsic `name` (with the overload types `overloads`) at the builder.
+fn call<'ctx>(
+    ir: &Ir<'ctx>,
+    name: &str,
+    overloads: &[BasicTypeEnum<'ctx>],
+    args: &[BasicMetadataValueEnum<'ctx>],
+) -> LLVMValueRef {
+    let f = Intrinsic::find(name)
+        .and_then(|i| i.get_declaration(ir.module(), overloads))
+        .unwrap_or_else(|| panic!("LLVM 19 knows {name}"));
+    let call = ir.b.build_call(f, args, "").expect("positioned");
+    call.as_value_ref()
 }
 
 /// Where block `bb`'s coverage goes: its first instruction that is no phi (and, in the
 /// entry block, no alloca).
-fn insertion_point(bb: LLVMBasicBlockRef, entry: bool) -> LLVMValueRef {
-    unsafe {
-        let mut i = LLVMGetFirstInstruction(bb);
-        while !LLVMIsAPHINode(i).is_null() || (entry && !LLVMIsAAllocaInst(i).is_null()) {
-            i = LLVMGetNextInstruction(i);
-        }
-        i
+fn insertion_point(bb: BasicBlock, entry: bool) -> LLVMValueRef {
+    let mut i = bb.get_first_instruction();
+    while let Some(inst) = i.filter(|i| {
+        i.get_opcode() == InstructionOpcode::Phi
+            || (entry && i.get_opcode() == InstructionOpcode::Alloca)
+    }) {
+        i = inst.get_next_instruction();
     }
+    i.expect("a terminator ends the block").as_value_ref()
 }
 
 /// Splits `f`'s critical edges and gives each of its blocks a coverage store (see the
@@ -118,59 +105,47 @@ fn insertion_point(bb: LLVMBasicBlockRef, entry: bool) -> LLVMValueRef {
 /// points).
 pub fn instrument(ir: &Ir, f: LLVMValueRef, mode: Mode, file: &str) -> u32 {
     let name = crate::ir::name(f);
-    unsafe {
-        cusafe_split_critical_edges(f);
-        let mut blocks = Vec::new();
-        let mut bb = LLVMGetFirstBasicBlock(f);
-        while !bb.is_null() {
-            blocks.push(bb);
-            bb = LLVMGetNextBasicBlock(bb);
-        }
-        let entry = LLVMGetEntryBasicBlock(f);
-        // Ids first: the warp mode's splits add blocks that get none.
-        let points: Vec<_> = blocks
-            .iter()
-            .enumerate()
-            .map(|(k, &bb)| {
-                (
-                    insertion_point(bb, bb == entry),
-                    block_id(file, &name, k as u32),
-                )
-            })
-            .collect();
-        for &(at, id) in &points {
-            ir.at(at);
-            if mode == Mode::Warp {
-                let mask = call(ir, intrinsic(ir, "llvm.nvvm.activemask", &mut []), &mut []);
-                let lane = call(
-                    ir,
-                    intrinsic(ir, "llvm.nvvm.read.ptx.sreg.laneid", &mut []),
-                    &mut [],
-                );
-                let first = call(
-                    ir,
-                    intrinsic(ir, "llvm.cttz", &mut [ir.i32.as_type_ref()]),
-                    &mut [
-                        mask,
-                        LLVMConstInt(LLVMInt1TypeInContext(ir.raw_ctx()), 1, 0),
-                    ],
-                );
-                let leader = ir.icmp(LLVMIntPredicate::LLVMIntEQ, lane, first);
-                ir.at(cusafe_split_if(leader, at));
-            }
-            let addr = LLVMConstIntToPtr(
-                ir.c64(RTPAGE_ADDR + COVERAGE_OFFSET + id),
-                ir.gptr.as_type_ref(),
+    unsafe { cusafe_split_critical_edges(f) };
+    let func = unsafe { FunctionValue::new(f) }.expect("a function");
+    let blocks = func.get_basic_blocks();
+    let entry = func.get_first_basic_block();
+    // Ids first: the warp mode's splits add blocks that get none.
+    let points: Vec<_> = blocks
+        .iter()
+        .enumerate()
+        .map(|(k, &bb)| {
+            (
+                insertion_point(bb, Some(bb) == entry),
+                block_id(file, &name, k as u32),
+            )
+        })
+        .collect();
+    for &(at, id) in &points {
+        ir.at(at);
+        if mode == Mode::Warp {
+            let mask = call(ir, "llvm.nvvm.activemask", &[], &[]);
+            let lane = call(ir, "llvm.nvvm.read.ptx.sreg.laneid", &[], &[]);
+            let zero_poison = ir.ctx.bool_type().const_int(1, false);
+            let mask = unsafe { inkwell::values::IntValue::new(mask) };
+            let first = call(
+                ir,
+                "llvm.cttz",
+                &[ir.i32.into()],
+                &[mask.into(), zero_poison.into()],
             );
-            let store = LLVMBuildStore(
-                ir.raw_builder(),
-                LLVMConstInt(ir.i8.as_type_ref(), 1, 0),
-                addr,
-            );
-            mark_nocheck(ir, store);
+            let leader = ir.icmp(LLVMIntPredicate::LLVMIntEQ, lane, first);
+            ir.at(unsafe { cusafe_split_if(leader, at) });
         }
-        points.len() as u32
+        let addr = ir
+            .i64
+            .const_int(RTPAGE_ADDR + COVERAGE_OFFSET + id, false)
+            .const_to_pointer(ir.gptr);
+        let store =
+            ir.b.build_store(addr, ir.i8.const_int(1, false))
+                .expect("positioned");
+        mark_nocheck(ir, store.as_value_ref());
     }
+    points.len() as u32
 }
 
 #[cfg(test)]

@@ -6,12 +6,12 @@ use crate::check::{FAIL_FN, SLOW_FN, TRAP_FN, TRAP_SLOT};
 use crate::heap::{FREE_FN, MALLOC_FN};
 use crate::ir::{uses, Ir};
 use crate::shared::{SIZE_FN, START_FN};
-use llvm_sys::bit_reader::LLVMParseBitcodeInContext2;
-use llvm_sys::core::*;
-use llvm_sys::linker::LLVMLinkModules2;
+use crate::sys::link_modules;
+use inkwell::attributes::AttributeLoc;
+use inkwell::memory_buffer::MemoryBuffer;
+use inkwell::module::{Linkage, Module};
+use inkwell::values::{AsValueRef, BasicValue, FunctionValue};
 use llvm_sys::prelude::*;
-use llvm_sys::LLVMLinkage;
-use std::ffi::CString;
 
 static RUNTIME_BC: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/cusafe_rt.bc"));
 
@@ -34,70 +34,58 @@ const ENTRIES: [&str; 8] = [
 /// call of [`FAIL_FN`] (unless `inline_cold` is off: the IR tests read the cold calls'
 /// arguments) and deletes the entry points nothing calls.
 pub fn link(ir: &Ir, inline_cold: bool) -> Result<(), String> {
-    unsafe {
-        let buf = LLVMCreateMemoryBufferWithMemoryRange(
-            RUNTIME_BC.as_ptr() as *const _,
-            RUNTIME_BC.len(),
-            c"cusafe_rt.bc".as_ptr(),
-            0,
-        );
-        let mut rt: LLVMModuleRef = std::ptr::null_mut();
-        let failed = LLVMParseBitcodeInContext2(ir.raw_ctx(), buf, &mut rt);
-        LLVMDisposeMemoryBuffer(buf);
-        if failed != 0 {
-            return Err("cannot parse the embedded device runtime bitcode".into());
+    let buf = MemoryBuffer::create_from_memory_range(RUNTIME_BC, "cusafe_rt.bc");
+    let rt = Module::parse_bitcode_from_buffer(&buf, ir.ctx)
+        .map_err(|_| "cannot parse the embedded device runtime bitcode".to_string())?;
+    drop(buf);
+    // Use the instrumented module's target description.
+    rt.set_data_layout(&ir.module().get_data_layout());
+    rt.set_triple(&ir.module().get_triple());
+    if link_modules(ir.module(), rt) {
+        return Err("linking the device runtime failed".into());
+    }
+    for entry in ENTRIES {
+        let f = function(ir, entry).ok_or_else(|| format!("device runtime lacks {entry}"))?;
+        f.set_linkage(Linkage::Internal);
+        for a in FOREIGN_ATTRS {
+            f.remove_string_attribute(AttributeLoc::Function, a);
         }
-        // Use the instrumented module's target description.
-        LLVMSetDataLayout(rt, LLVMGetDataLayoutStr(ir.raw_module()));
-        LLVMSetTarget(rt, LLVMGetTarget(ir.raw_module()));
-        if LLVMLinkModules2(ir.raw_module(), rt) != 0 {
-            return Err("linking the device runtime failed".into());
+    }
+    // Collected first: inlining removes the calls.
+    let inlined: Vec<LLVMValueRef> = if inline_cold {
+        let fail = function(ir, FAIL_FN).expect("linked above");
+        uses(fail.as_value_ref())
+            .into_iter()
+            .map(|(call, _)| call)
+            .collect()
+    } else {
+        Vec::new()
+    };
+    for call in inlined {
+        if !ir.inline_call(call) {
+            return Err(format!("LLVM could not inline {FAIL_FN}"));
         }
-        for entry in ENTRIES {
-            let f = function(ir, entry);
-            if f.is_null() {
-                return Err(format!("device runtime lacks {entry}"));
-            }
-            LLVMSetLinkage(f, LLVMLinkage::LLVMInternalLinkage);
-            for a in FOREIGN_ATTRS {
-                LLVMRemoveStringAttributeAtIndex(
-                    f,
-                    llvm_sys::LLVMAttributeFunctionIndex,
-                    a.as_ptr() as *const _,
-                    a.len() as u32,
-                );
-            }
+    }
+    // A trap slot no cold path loads would keep the trap entry alive.
+    let slot_name = TRAP_SLOT.to_str().expect("an ASCII name");
+    if let Some(slot) = ir.module().get_global(slot_name) {
+        if slot.as_pointer_value().get_first_use().is_none() {
+            unsafe { slot.delete() };
         }
-        // Collected first: inlining removes the calls.
-        let inlined: Vec<LLVMValueRef> = if inline_cold {
-            uses(function(ir, FAIL_FN))
-                .into_iter()
-                .map(|(call, _)| call)
-                .collect()
-        } else {
-            Vec::new()
-        };
-        for call in inlined {
-            if !ir.inline_call(call) {
-                return Err(format!("LLVM could not inline {FAIL_FN}"));
-            }
-        }
-        // A trap slot no cold path loads would keep the trap entry alive.
-        let slot = LLVMGetNamedGlobal(ir.raw_module(), TRAP_SLOT.as_ptr());
-        if !slot.is_null() && LLVMGetFirstUse(slot).is_null() {
-            LLVMDeleteGlobal(slot);
-        }
-        for entry in ENTRIES {
-            let f = function(ir, entry);
-            if LLVMGetFirstUse(f).is_null() {
-                LLVMDeleteFunction(f);
-            }
+    }
+    for entry in ENTRIES {
+        let f = function(ir, entry).expect("linked above");
+        if f.as_global_value()
+            .as_pointer_value()
+            .get_first_use()
+            .is_none()
+        {
+            unsafe { f.delete() };
         }
     }
     Ok(())
 }
 
-fn function(ir: &Ir, name: &str) -> LLVMValueRef {
-    let name = CString::new(name).expect("no NUL");
-    unsafe { LLVMGetNamedFunction(ir.raw_module(), name.as_ptr()) }
+fn function<'ctx>(ir: &Ir<'ctx>, name: &str) -> Option<FunctionValue<'ctx>> {
+    ir.module().get_function(name)
 }

@@ -56,7 +56,7 @@ pub struct Ir<'ctx> {
 pub const NONAME: *const std::ffi::c_char = c"".as_ptr();
 
 /// The inkwell address space `space`.
-fn space(space: u32) -> AddressSpace {
+pub fn space(space: u32) -> AddressSpace {
     AddressSpace::from(u16::try_from(space).expect("address spaces the pass uses fit u16"))
 }
 
@@ -108,6 +108,11 @@ impl<'ctx> Ir<'ctx> {
     /// [`Ir::at`] and [`Ir::at_end`] (inkwell tracks whether its builder is positioned).
     pub fn raw_builder(&self) -> LLVMBuilderRef {
         self.b.as_mut_ptr()
+    }
+
+    /// The module's data layout (inkwell).
+    pub fn layout(&self) -> &TargetData {
+        &self.td
     }
 
     /// The module's data layout.

@@ -8,15 +8,12 @@
 //! takes windows; a kernel without one is launched as it is.
 
 use crate::ffi::{cusafe_add_i64_params, cusafe_param_bytes, cusafe_param_is_byval};
-use inkwell::types::AsTypeRef;
-use std::collections::HashMap;
-
+use crate::ir::{addr_space, space, Ir, AS_GENERIC, AS_GLOBAL};
 use cusafe_format::launch::{layout_symbol, Layout};
-use llvm_sys::core::*;
+use inkwell::module::Linkage;
+use inkwell::values::{AsValueRef, BasicValue, BasicValueEnum, FunctionValue, GlobalValue};
 use llvm_sys::prelude::*;
-use llvm_sys::{LLVMLinkage, LLVMTypeKind};
-
-use crate::ir::{Ir, AS_GENERIC, AS_GLOBAL};
+use std::collections::HashMap;
 
 /// Kernel parameter space every GPU takes (the 32 KiB of newer drivers is opt-in): a
 /// kernel whose parameters and windows would not fit keeps decoding its pointers.
@@ -43,10 +40,10 @@ pub fn add_windows(ir: &Ir, kernels: &[LLVMValueRef]) -> usize {
     let mut rewritten = 0;
     for &k in kernels {
         let name = crate::ir::name(k);
-        if !marker(ir, &name).is_null() {
+        if marker(ir, &name).is_some() {
             continue;
         }
-        let n = unsafe { LLVMCountParams(k) };
+        let n = function(k).count_params();
         let sizes: Vec<u64> = (0..n)
             .map(|i| unsafe { cusafe_param_bytes(k, i) })
             .collect();
@@ -73,77 +70,78 @@ pub fn add_windows(ir: &Ir, kernels: &[LLVMValueRef]) -> usize {
 pub fn windows(ir: &Ir, kernels: &[LLVMValueRef]) -> Windows {
     let mut windows = Windows::new();
     for &k in kernels {
-        let g = marker(ir, &crate::ir::name(k));
-        if g.is_null() {
+        let Some(g) = marker(ir, &crate::ir::name(k)) else {
             continue;
-        }
-        let n = unsafe { LLVMGetArrayLength2(LLVMGlobalGetValueType(g)) } as u32;
+        };
+        let n = g.get_value_type().into_array_type().len();
         let sizes: Vec<u64> = (0..n)
             .map(|i| unsafe { cusafe_param_bytes(k, i) })
             .collect();
         for (j, &i) in Layout::of_sources(&sizes).windows.iter().enumerate() {
             if is_checked_pointer(k, i) {
                 let (start, limit) = hidden(k, n, j);
-                windows.insert(unsafe { LLVMGetParam(k, i) }, RootPart { start, limit });
+                windows.insert(param(k, i), RootPart { start, limit });
             }
         }
     }
     windows
 }
 
-/// The marker global of the kernel named `kernel`, or null.
-fn marker(ir: &Ir, kernel: &str) -> LLVMValueRef {
-    let name = std::ffi::CString::new(layout_symbol(kernel)).expect("no NUL in a symbol");
-    unsafe { LLVMGetNamedGlobal(ir.raw_module(), name.as_ptr()) }
+/// The marker global of the kernel named `kernel`, if it has one.
+fn marker<'ctx>(ir: &Ir<'ctx>, kernel: &str) -> Option<GlobalValue<'ctx>> {
+    let name = layout_symbol(kernel);
+    assert!(!name.contains('\0'), "no NUL in a symbol");
+    ir.module().get_global(&name)
+}
+
+/// `f` as an inkwell function.
+fn function<'ctx>(f: LLVMValueRef) -> FunctionValue<'ctx> {
+    unsafe { FunctionValue::new(f) }.expect("a function")
+}
+
+/// Parameter `i` of function `f`.
+fn param(f: LLVMValueRef, i: u32) -> LLVMValueRef {
+    function(f)
+        .get_nth_param(i)
+        .expect("a parameter")
+        .as_value_ref()
 }
 
 /// The hidden `(start, limit)` parameters of window `j` of kernel `f` with `n` source
 /// parameters.
 fn hidden(f: LLVMValueRef, n: u32, j: usize) -> (LLVMValueRef, LLVMValueRef) {
-    unsafe {
-        (
-            LLVMGetParam(f, n + 2 * j as u32),
-            LLVMGetParam(f, n + 2 * j as u32 + 1),
-        )
-    }
+    (param(f, n + 2 * j as u32), param(f, n + 2 * j as u32 + 1))
 }
 
 /// A parameter whose window the checks use: a global or generic pointer the kernel
 /// uses, not an aggregate passed by value (8 bytes: it has a window).
 fn is_checked_pointer(f: LLVMValueRef, i: u32) -> bool {
-    unsafe {
-        let p = LLVMGetParam(f, i);
-        let ty = LLVMTypeOf(p);
-        LLVMGetTypeKind(ty) == LLVMTypeKind::LLVMPointerTypeKind
-            && matches!(LLVMGetPointerAddressSpace(ty), AS_GENERIC | AS_GLOBAL)
-            && !cusafe_param_is_byval(f, i)
-            && !LLVMGetFirstUse(p).is_null()
-    }
+    let p = function(f).get_nth_param(i).expect("a parameter");
+    matches!(addr_space(p.as_value_ref()), Some(AS_GENERIC | AS_GLOBAL))
+        && !unsafe { cusafe_param_is_byval(f, i) }
+        && p.get_first_use().is_some()
 }
 
 fn set_name(v: LLVMValueRef, name: &str) {
-    unsafe { LLVMSetValueName2(v, name.as_ptr().cast(), name.len()) };
+    assert!(!name.contains('\0'), "no NUL in a name");
+    unsafe { BasicValueEnum::new(v) }.set_name(name);
 }
 
 /// The kernel's marker: a visible `.global` byte array, one byte per source parameter
 /// (1: it has a window), which the runtime finds with `cuModuleGetGlobal`.
 fn emit_marker(ir: &Ir, kernel: &str, layout: &Layout) {
-    unsafe {
-        let mut vals: Vec<LLVMValueRef> = layout
-            .marker()
-            .iter()
-            .map(|&b| LLVMConstInt(ir.i8.as_type_ref(), b.into(), 0))
-            .collect();
-        let init = LLVMConstArray2(ir.i8.as_type_ref(), vals.as_mut_ptr(), vals.len() as u64);
-        let name = std::ffi::CString::new(layout_symbol(kernel)).expect("no NUL in a symbol");
-        let g = LLVMAddGlobalInAddressSpace(
-            ir.raw_module(),
-            LLVMTypeOf(init),
-            name.as_ptr(),
-            AS_GLOBAL,
-        );
-        LLVMSetInitializer(g, init);
-        LLVMSetGlobalConstant(g, 1);
-        LLVMSetLinkage(g, LLVMLinkage::LLVMExternalLinkage);
-    }
+    let vals: Vec<_> = layout
+        .marker()
+        .iter()
+        .map(|&b| ir.i8.const_int(b.into(), false))
+        .collect();
+    let init = ir.i8.const_array(&vals);
+    let name = layout_symbol(kernel);
+    assert!(!name.contains('\0'), "no NUL in a symbol");
+    let g = ir
+        .module()
+        .add_global(init.get_type(), Some(space(AS_GLOBAL)), &name);
+    g.set_initializer(&init);
+    g.set_constant(true);
+    g.set_linkage(Linkage::External);
 }

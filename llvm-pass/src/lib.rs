@@ -18,9 +18,11 @@
 //! disposed), its context, the pass's one builder and the common types as inkwell
 //! objects. The few C API calls inkwell has no API for sit in [`sys`], each with the
 //! reason; what only LLVM's C++ API offers (splitting, inlining, ScalarEvolution, ...)
-//! is the shim's ([`ffi`]). Modules not yet moved to inkwell still call llvm-sys
-//! directly through `Ir`'s raw accessors (`raw_builder`, `raw_module`, `raw_ctx`, the
-//! types' `as_type_ref`); values cross between the two as raw `LLVMValueRef`s.
+//! is the shim's ([`ffi`]). On inkwell so far: [`ir`], [`kernels`], [`stack`], [`heap`],
+//! [`sites`], [`devrt`], [`coverage`], [`shared`], [`strip`] and [`launch`]. The other
+//! modules still call llvm-sys directly through `Ir`'s raw accessors (`raw_builder`,
+//! `raw_module`, `raw_ctx`, the types' `as_type_ref`); values cross between the two as
+//! raw `LLVMValueRef`s.
 
 mod arith;
 mod base;
@@ -139,7 +141,7 @@ fn instrument_module(ir: &Ir, opts: &PassOptions) -> Result<(), String> {
     // and the device runtime (and libdevice's `__nv_*`, when not inlined) get none.
     let mut points = std::collections::HashMap::new();
     if let Some(mode) = opts.coverage {
-        let file = coverage::source_file(ir.raw_module());
+        let file = coverage::source_file(ir);
         for &f in functions
             .iter()
             .filter(|&&f| !ir::name(f).starts_with("__nv_"))

@@ -12,13 +12,13 @@
 
 use crate::classify::root_of;
 use crate::ir::{addr_space, callee, instructions, opcode, operand, Ir, AS_GENERIC, AS_SHARED};
+use crate::sys::is_global_variable;
 use cusafe_format::pseudo::{shared_tag_bits, MAX_SHARED_OBJECTS};
-use inkwell::types::AsTypeRef;
-use llvm_sys::core::*;
+use inkwell::values::{
+    CallSiteValue, FunctionValue, GlobalValue, InstructionValue, IntValue, PointerValue,
+};
 use llvm_sys::prelude::*;
-use llvm_sys::target::LLVMABISizeOfType;
 use llvm_sys::LLVMOpcode;
-use std::ffi::CString;
 
 /// Names of the per-module bounds functions device-rt calls.
 pub const START_FN: &str = "__cusafe_shared_start";
@@ -27,27 +27,32 @@ pub const SIZE_FN: &str = "__cusafe_shared_size";
 
 /// The statically sized `__shared__` array `v` is, with its size.
 fn shared_array(ir: &Ir, v: LLVMValueRef) -> Option<u64> {
-    unsafe {
-        if LLVMIsAGlobalVariable(v).is_null() || addr_space(v) != Some(AS_SHARED) {
-            return None;
-        }
-        let size = LLVMABISizeOfType(ir.td(), LLVMGlobalGetValueType(v));
-        (size > 0).then_some(size)
+    if !is_global_variable(v) || addr_space(v) != Some(AS_SHARED) {
+        return None;
     }
+    let ty = unsafe { GlobalValue::new(v) }.get_value_type();
+    let size = ir.layout().get_abi_size(&ty);
+    (size > 0).then_some(size)
 }
 
 /// Operands through which a pointer leaves the function: arguments of calls to
 /// functions with a body, the value of a store, the value returned.
 fn escaping_operands(i: LLVMValueRef) -> Vec<u32> {
-    unsafe {
-        match opcode(i) {
-            Some(LLVMOpcode::LLVMCall) if callee(i).is_some_and(|f| LLVMIsDeclaration(f) == 0) => {
-                (0..LLVMGetNumArgOperands(i) as u32).collect()
-            }
-            Some(LLVMOpcode::LLVMStore) => vec![0],
-            Some(LLVMOpcode::LLVMRet) if LLVMGetNumOperands(i) == 1 => vec![0],
-            _ => Vec::new(),
+    let has_body = |f: LLVMValueRef| {
+        let f = unsafe { FunctionValue::new(f) }.expect("a callee is a function");
+        !f.as_global_value().is_declaration()
+    };
+    match opcode(i) {
+        Some(LLVMOpcode::LLVMCall) if callee(i).is_some_and(has_body) => {
+            (0..unsafe { CallSiteValue::new(i) }.count_arguments()).collect()
         }
+        Some(LLVMOpcode::LLVMStore) => vec![0],
+        Some(LLVMOpcode::LLVMRet)
+            if unsafe { InstructionValue::new(i) }.get_num_operands() == 1 =>
+        {
+            vec![0]
+        }
+        _ => Vec::new(),
     }
 }
 
@@ -74,18 +79,15 @@ pub fn instrument(ir: &Ir, functions: &[LLVMValueRef]) -> usize {
                     }
                     None => continue,
                 };
-                unsafe {
-                    ir.at(i);
-                    let bits = ir.c64(shared_tag_bits(index as u32));
-                    let tagged = ir.or(ir.to_int(v), bits);
-                    let p = LLVMBuildIntToPtr(
-                        ir.raw_builder(),
-                        tagged,
-                        LLVMTypeOf(v),
-                        c"cusafe.shared".as_ptr(),
-                    );
-                    LLVMSetOperand(i, op, p);
-                }
+                ir.at(i);
+                let bits = ir.c64(shared_tag_bits(index as u32));
+                let tagged = unsafe { IntValue::new(ir.or(ir.to_int(v), bits)) };
+                let ty = unsafe { PointerValue::new(v) }.get_type();
+                let p =
+                    ir.b.build_int_to_ptr(tagged, ty, "cusafe.shared")
+                        .expect("positioned");
+                let set = unsafe { InstructionValue::new(i) }.set_operand(op, p);
+                debug_assert!(set, "an operand of the instruction");
             }
         }
     }
@@ -95,11 +97,9 @@ pub fn instrument(ir: &Ir, functions: &[LLVMValueRef]) -> usize {
 
 /// Defines `START_FN(i32) -> i64` (generic address) and `SIZE_FN(i32) -> i64`.
 fn define_bounds(ir: &Ir, objects: &[(LLVMValueRef, u64)]) {
-    let start_of = |g: LLVMValueRef| unsafe {
-        LLVMConstPtrToInt(
-            LLVMConstAddrSpaceCast(g, ir.ptr.as_type_ref()),
-            ir.i64.as_type_ref(),
-        )
+    let start_of = |g: LLVMValueRef| {
+        let g = unsafe { GlobalValue::new(g) }.as_pointer_value();
+        g.const_address_space_cast(ir.ptr).const_to_int(ir.i64)
     };
     define_switch(
         ir,
@@ -109,38 +109,37 @@ fn define_bounds(ir: &Ir, objects: &[(LLVMValueRef, u64)]) {
     define_switch(
         ir,
         SIZE_FN,
-        objects.iter().map(|&(_, s)| ir.c64(s)).collect(),
+        objects
+            .iter()
+            .map(|&(_, s)| ir.i64.const_int(s, false))
+            .collect(),
     );
 }
 
 /// `i64 name(i32 k)`: `values[k]`, 0 for any other `k`.
-fn define_switch(ir: &Ir, name: &str, values: Vec<LLVMValueRef>) {
-    unsafe {
-        let mut params = [ir.i32.as_type_ref()];
-        let ty = LLVMFunctionType(ir.i64.as_type_ref(), params.as_mut_ptr(), 1, 0);
-        let cname = CString::new(name).expect("no NUL");
-        let mut f = LLVMGetNamedFunction(ir.raw_module(), cname.as_ptr());
-        if f.is_null() {
-            f = LLVMAddFunction(ir.raw_module(), cname.as_ptr(), ty);
-        }
-        // External until device-rt's declaration has linked against it (devrt.rs then
-        // makes it internal).
-        let entry = LLVMAppendBasicBlockInContext(ir.raw_ctx(), f, c"entry".as_ptr());
-        let other = LLVMAppendBasicBlockInContext(ir.raw_ctx(), f, c"other".as_ptr());
-        ir.at_end(other);
-        LLVMBuildRet(ir.raw_builder(), ir.c64(0));
-        ir.at_end(entry);
-        let sw = LLVMBuildSwitch(
-            ir.raw_builder(),
-            LLVMGetParam(f, 0),
-            other,
-            values.len() as u32,
-        );
-        for (k, v) in values.into_iter().enumerate() {
-            let bb = LLVMAppendBasicBlockInContext(ir.raw_ctx(), f, c"object".as_ptr());
-            LLVMAddCase(sw, ir.c32(k as u32), bb);
-            ir.at_end(bb);
-            LLVMBuildRet(ir.raw_builder(), v);
-        }
-    }
+fn define_switch<'ctx>(ir: &Ir<'ctx>, name: &str, values: Vec<IntValue<'ctx>>) {
+    let f = ir.module().get_function(name).unwrap_or_else(|| {
+        let ty = ir.i64.fn_type(&[ir.i32.into()], false);
+        ir.module().add_function(name, ty, None)
+    });
+    // External until device-rt's declaration has linked against it (devrt.rs then
+    // makes it internal).
+    let entry = ir.ctx.append_basic_block(f, "entry");
+    let other = ir.ctx.append_basic_block(f, "other");
+    ir.b.position_at_end(other);
+    ir.b.build_return(Some(&ir.i64.const_int(0, false)))
+        .expect("positioned");
+    let cases: Vec<_> = values
+        .into_iter()
+        .enumerate()
+        .map(|(k, v)| {
+            let bb = ir.ctx.append_basic_block(f, "object");
+            ir.b.position_at_end(bb);
+            ir.b.build_return(Some(&v)).expect("positioned");
+            (ir.i32.const_int(k as u64, false), bb)
+        })
+        .collect();
+    ir.b.position_at_end(entry);
+    let k = f.get_nth_param(0).expect("one parameter").into_int_value();
+    ir.b.build_switch(k, other, &cases).expect("positioned");
 }

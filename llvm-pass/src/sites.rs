@@ -2,15 +2,13 @@
 //! report record carries, and the site itself (state word so that each site reports
 //! once, the site's flags, a pointer to the text).
 
-use crate::ir::{name, Ir, AS_GLOBAL};
+use crate::ir::{name, space, Ir, AS_GLOBAL};
+use crate::sys::debug_chain;
 use cusafe_format::report::{encode_loc, SITE_LOC_OFFSET};
-use inkwell::types::AsTypeRef;
-use llvm_sys::core::*;
-use llvm_sys::debuginfo::*;
+use inkwell::module::Linkage;
+use inkwell::values::{AsValueRef, BasicValueEnum, GlobalValue, InstructionValue};
 use llvm_sys::prelude::*;
-use llvm_sys::LLVMLinkage;
 use std::collections::HashMap;
-use std::ffi::CString;
 
 /// Creates and de-duplicates site globals for one module.
 #[derive(Default)]
@@ -32,50 +30,26 @@ fn is_system_header(file: &str) -> bool {
     .any(|p| file.contains(p))
 }
 
-fn file_of(loc: LLVMMetadataRef) -> String {
-    unsafe {
-        let file = LLVMDIScopeGetFile(LLVMDILocationGetScope(loc));
-        let mut len = 0u32;
-        let f = if file.is_null() {
-            std::ptr::null()
-        } else {
-            LLVMDIFileGetFilename(file, &mut len)
-        };
-        if f.is_null() {
-            "<unknown>".to_string()
-        } else {
-            String::from_utf8_lossy(std::slice::from_raw_parts(f as *const u8, len as usize))
-                .into_owned()
-        }
-    }
-}
-
 /// Source position of an instruction: the innermost debug location that is not in a
 /// compiler or CUDA header (`atomicAdd` is inlined from clang's wrappers; the report
 /// should name the user's line that called it).
 pub fn source_pos(inst: LLVMValueRef) -> (String, u32, u32) {
-    unsafe {
-        let mut loc = LLVMInstructionGetDebugLoc(inst);
-        if loc.is_null() {
-            return (
-                "<unknown: compile with -g or -gline-tables-only>".into(),
-                0,
-                0,
-            );
-        }
-        loop {
-            let file = file_of(loc);
-            let outer = LLVMDILocationGetInlinedAt(loc);
-            if !is_system_header(&file) || outer.is_null() {
-                return (
-                    file,
-                    LLVMDILocationGetLine(loc),
-                    LLVMDILocationGetColumn(loc),
-                );
-            }
-            loc = outer;
+    let Some(loc) = unsafe { InstructionValue::new(inst) }.get_debug_location() else {
+        return (
+            "<unknown: compile with -g or -gline-tables-only>".into(),
+            0,
+            0,
+        );
+    };
+    let chain = debug_chain(&loc);
+    let last = chain.len() - 1;
+    for (k, (file, line, col)) in chain.into_iter().enumerate() {
+        let file = file.unwrap_or_else(|| "<unknown>".to_string());
+        if !is_system_header(&file) || k == last {
+            return (file, line, col);
         }
     }
+    unreachable!("a location's chain holds the location")
 }
 
 impl Sites {
@@ -93,22 +67,16 @@ impl Sites {
         if let Some(&g) = self.texts.get(&text) {
             return g;
         }
-        let g = unsafe {
-            let init =
-                LLVMConstStringInContext2(ir.raw_ctx(), text.as_ptr() as *const _, text.len(), 0);
-            let gname = CString::new(format!("__cusafe_loc.{}", self.texts.len())).expect("no NUL");
-            let g = LLVMAddGlobalInAddressSpace(
-                ir.raw_module(),
-                LLVMTypeOf(init),
-                gname.as_ptr(),
-                AS_GLOBAL,
-            );
-            LLVMSetInitializer(g, init);
-            LLVMSetGlobalConstant(g, 1);
-            LLVMSetLinkage(g, LLVMLinkage::LLVMPrivateLinkage);
-            LLVMSetUnnamedAddress(g, llvm_sys::LLVMUnnamedAddr::LLVMGlobalUnnamedAddr);
-            LLVMConstAddrSpaceCast(g, ir.ptr.as_type_ref())
-        };
+        let init = ir.ctx.const_string(text.as_bytes(), true);
+        let g = global(
+            ir,
+            init.into(),
+            &format!("__cusafe_loc.{}", self.texts.len()),
+        );
+        g.set_constant(true);
+        g.set_linkage(Linkage::Private);
+        g.set_unnamed_address(inkwell::values::UnnamedAddress::Global);
+        let g = generic(ir, g);
         self.texts.insert(text, g);
         g
     }
@@ -116,24 +84,33 @@ impl Sites {
     /// A fresh site for one check (generic pointer): `{ state = 0, flags, text }`
     /// (`format::report::SITE_*`, device-rt's `struct site`).
     pub fn site(&mut self, ir: &Ir, flags: u32, text: LLVMValueRef) -> LLVMValueRef {
-        unsafe {
-            let gname = CString::new(format!("__cusafe_site.{}", self.count)).expect("no NUL");
-            self.count += 1;
-            let mut fields = [ir.c32(0), ir.c32(flags), text];
-            let init = LLVMConstStructInContext(ir.raw_ctx(), fields.as_mut_ptr(), 3, 0);
-            let g = LLVMAddGlobalInAddressSpace(
-                ir.raw_module(),
-                LLVMTypeOf(init),
-                gname.as_ptr(),
-                AS_GLOBAL,
-            );
-            LLVMSetInitializer(g, init);
-            LLVMSetLinkage(g, LLVMLinkage::LLVMInternalLinkage);
-            debug_assert_eq!(
-                llvm_sys::target::LLVMOffsetOfElement(ir.td(), LLVMTypeOf(init), 2),
-                u64::from(SITE_LOC_OFFSET)
-            );
-            LLVMConstAddrSpaceCast(g, ir.ptr.as_type_ref())
-        }
+        let name = format!("__cusafe_site.{}", self.count);
+        self.count += 1;
+        let fields = [ir.c32(0), ir.c32(flags), text].map(|v| unsafe { BasicValueEnum::new(v) });
+        let init = ir.ctx.const_struct(&fields, false);
+        let g = global(ir, init.into(), &name);
+        g.set_linkage(Linkage::Internal);
+        debug_assert_eq!(
+            ir.layout().offset_of_element(&init.get_type(), 2),
+            Some(u64::from(SITE_LOC_OFFSET))
+        );
+        generic(ir, g)
     }
+}
+
+/// A new global `name` in global memory initialized with `init`.
+fn global<'ctx>(ir: &Ir<'ctx>, init: BasicValueEnum<'ctx>, name: &str) -> GlobalValue<'ctx> {
+    assert!(!name.contains('\0'), "no NUL in a global's name");
+    let g = ir
+        .module()
+        .add_global(init.get_type(), Some(space(AS_GLOBAL)), name);
+    g.set_initializer(&init);
+    g
+}
+
+/// `g` cast to a generic pointer (a constant expression).
+fn generic(ir: &Ir, g: GlobalValue) -> LLVMValueRef {
+    g.as_pointer_value()
+        .const_address_space_cast(ir.ptr)
+        .as_value_ref()
 }

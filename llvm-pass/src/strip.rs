@@ -15,24 +15,29 @@ use crate::ir::{
     addr_space, callee, instructions, is_intrinsic, name, opcode, operand, Ir, AS_GENERIC,
     AS_GLOBAL,
 };
+use crate::sys::calls_inline_asm;
 use cusafe_format::pseudo::REAL_MASK;
-use inkwell::types::AsTypeRef;
-use llvm_sys::core::*;
+use inkwell::values::{
+    AsValueRef, BasicValueEnum, CallSiteValue, FunctionValue, InstructionOpcode, InstructionValue,
+    IntValue, PointerValue,
+};
 use llvm_sys::prelude::*;
 use llvm_sys::LLVMOpcode;
 use std::collections::HashMap;
 
 /// `p` with bits 47..63 cleared, as `inttoptr(ptrtoint(p) & REAL_MASK)` at the builder.
 fn masked(ir: &Ir, p: LLVMValueRef) -> LLVMValueRef {
-    unsafe {
-        let bits = ir.and(ir.to_int(p), ir.c64(REAL_MASK));
-        LLVMBuildIntToPtr(
-            ir.raw_builder(),
-            bits,
-            LLVMTypeOf(p),
-            c"cusafe.strip".as_ptr(),
-        )
-    }
+    let bits = unsafe { IntValue::new(ir.and(ir.to_int(p), ir.c64(REAL_MASK))) };
+    let ty = unsafe { PointerValue::new(p) }.get_type();
+    let r = ir.b.build_int_to_ptr(bits, ty, "cusafe.strip");
+    r.expect("positioned").as_value_ref()
+}
+
+/// Points operand `idx` of instruction `inst` at `v`.
+fn set_operand(inst: LLVMValueRef, idx: u32, v: LLVMValueRef) {
+    let inst = unsafe { InstructionValue::new(inst) };
+    let set = inst.set_operand(idx, unsafe { BasicValueEnum::new(v) });
+    debug_assert!(set, "an operand of the instruction");
 }
 
 /// Stripped roots of one function, made on first use.
@@ -48,30 +53,25 @@ impl Roots {
         if let Some(&s) = self.stripped.get(&root) {
             return s;
         }
-        unsafe {
-            let at = if !LLVMIsAArgument(root).is_null() {
-                LLVMGetFirstInstruction(LLVMGetEntryBasicBlock(func))
-            } else {
-                let mut i = LLVMGetNextInstruction(root);
-                while !LLVMIsAPHINode(i).is_null() {
-                    i = LLVMGetNextInstruction(i);
-                }
-                i
-            };
-            ir.at(at);
-            let tags = ir.and(ir.to_int(root), ir.c64(!REAL_MASK));
-            let mut idx = [ir.sub(ir.c64(0), tags)];
-            let s = LLVMBuildGEP2(
-                ir.raw_builder(),
-                ir.i8.as_type_ref(),
-                root,
-                idx.as_mut_ptr(),
-                1,
-                c"cusafe.strip".as_ptr(),
-            );
-            self.stripped.insert(root, s);
-            s
-        }
+        let f = unsafe { FunctionValue::new(func) }.expect("a function");
+        let at = if f.get_param_iter().any(|p| p.as_value_ref() == root) {
+            let entry = f.get_first_basic_block().expect("a body");
+            entry.get_first_instruction().expect("a terminator")
+        } else {
+            let mut i = unsafe { InstructionValue::new(root) }.get_next_instruction();
+            while let Some(phi) = i.filter(|i| i.get_opcode() == InstructionOpcode::Phi) {
+                i = phi.get_next_instruction();
+            }
+            i.expect("a terminator follows")
+        };
+        ir.at(at.as_value_ref());
+        let tags = ir.and(ir.to_int(root), ir.c64(!REAL_MASK));
+        let idx = unsafe { IntValue::new(ir.sub(ir.c64(0), tags)) };
+        let ptr = unsafe { PointerValue::new(root) };
+        let s = unsafe { ir.b.build_gep(ir.i8, ptr, &[idx], "cusafe.strip") };
+        let s = s.expect("positioned").as_value_ref();
+        self.stripped.insert(root, s);
+        s
     }
 
     /// Rebuilds `addr` (derived from `root` by GEPs and casts) on the stripped root,
@@ -88,18 +88,16 @@ impl Roots {
             return self.of(ir, func, root);
         }
         let base = self.rebuild(ir, func, operand(addr, 0), root, before);
-        unsafe {
-            if LLVMIsAInstruction(addr).is_null() {
-                // A constant expression cannot sit on a non-constant root; keep the mask.
-                ir.at(before);
-                return masked(ir, addr);
-            }
-            let copy = LLVMInstructionClone(addr);
-            LLVMSetOperand(copy, 0, base);
+        if opcode(addr).is_none() {
+            // A constant expression cannot sit on a non-constant root; keep the mask.
             ir.at(before);
-            LLVMInsertIntoBuilder(ir.raw_builder(), copy);
-            copy
+            return masked(ir, addr);
         }
+        let copy = unsafe { InstructionValue::new(addr) }.explicit_clone();
+        set_operand(copy.as_value_ref(), 0, base);
+        ir.at(before);
+        ir.b.insert_instruction(&copy, None);
+        copy.as_value_ref()
     }
 
     /// Points operand `idx` of `inst` (an address derived from `root`) at the rebuilt,
@@ -115,7 +113,7 @@ impl Roots {
         let addr = operand(inst, idx);
         debug_assert_eq!(root_of(addr), root);
         let s = self.rebuild(ir, func, addr, root, inst);
-        unsafe { LLVMSetOperand(inst, idx, s) };
+        set_operand(inst, idx, s);
     }
 }
 
@@ -125,7 +123,7 @@ fn strip_operand(ir: &Ir, inst: LLVMValueRef, idx: u32) {
     if matches!(addr_space(p), Some(AS_GENERIC | AS_GLOBAL)) {
         ir.at(inst);
         let m = masked(ir, p);
-        unsafe { LLVMSetOperand(inst, idx, m) };
+        set_operand(inst, idx, m);
     }
 }
 
@@ -145,13 +143,19 @@ fn is_mem_intrinsic(f: LLVMValueRef) -> bool {
 /// Whether call `i` leaves instrumented code (inline asm, a function without a body, an
 /// intrinsic other than the memory intrinsics).
 fn leaves_instrumented_code(i: LLVMValueRef) -> bool {
-    unsafe {
-        !LLVMIsAInlineAsm(LLVMGetCalledValue(i)).is_null()
-            || callee(i).is_some_and(|c| {
-                (is_intrinsic(c) && !is_mem_intrinsic(c))
-                    || (!is_intrinsic(c) && LLVMIsDeclaration(c) != 0)
-            })
-    }
+    let is_declaration = |c: LLVMValueRef| {
+        let c = unsafe { FunctionValue::new(c) }.expect("a callee is a function");
+        c.as_global_value().is_declaration()
+    };
+    calls_inline_asm(i)
+        || callee(i).is_some_and(|c| {
+            (is_intrinsic(c) && !is_mem_intrinsic(c)) || (!is_intrinsic(c) && is_declaration(c))
+        })
+}
+
+/// The number of arguments of call `i`.
+fn arg_count(i: LLVMValueRef) -> u32 {
+    unsafe { CallSiteValue::new(i) }.count_arguments()
 }
 
 /// Strips pointer operands that leave instrumented code in function `f`: arguments of
@@ -162,9 +166,9 @@ pub fn strip_exits(ir: &Ir, f: LLVMValueRef) {
     let mut handed_out = Vec::new();
     for &i in &insts {
         if opcode(i) == Some(LLVMOpcode::LLVMCall) && leaves_instrumented_code(i) {
-            for a in 0..unsafe { LLVMGetNumArgOperands(i) } {
+            for a in 0..arg_count(i) {
                 let root = root_of(operand(i, a));
-                if unsafe { !LLVMIsAAllocaInst(root).is_null() } {
+                if opcode(root) == Some(LLVMOpcode::LLVMAlloca) {
                     handed_out.push(root);
                 }
             }
@@ -179,7 +183,7 @@ pub fn strip_exits(ir: &Ir, f: LLVMValueRef) {
     for i in insts {
         match opcode(i) {
             Some(LLVMOpcode::LLVMCall) if leaves_instrumented_code(i) => {
-                for a in 0..unsafe { LLVMGetNumArgOperands(i) } {
+                for a in 0..arg_count(i) {
                     strip_operand(ir, i, a);
                 }
             }

@@ -140,3 +140,59 @@ pub fn md_string(v: LLVMValueRef) -> Option<Vec<u8>> {
 pub fn calls_inline_asm(call: LLVMValueRef) -> bool {
     unsafe { !LLVMIsAInlineAsm(LLVMGetCalledValue(call)).is_null() }
 }
+
+/// Where debug location `loc` is: its file name (None where its scope has no file or the
+/// file no name), line and column, then the same for each location it was inlined at,
+/// innermost first.
+///
+/// inkwell's `DILocation` has line, column and scope but no inlined-at accessor (and a
+/// raw location cannot be wrapped back into one: its fields are crate-private), and
+/// neither `DIScope` nor `DIFile` gives the file's name.
+pub fn debug_chain(loc: &inkwell::debug_info::DILocation) -> Vec<(Option<String>, u32, u32)> {
+    use llvm_sys::debuginfo::*;
+    let mut out = Vec::new();
+    let mut loc = loc.as_mut_ptr();
+    unsafe {
+        while !loc.is_null() {
+            let file = LLVMDIScopeGetFile(LLVMDILocationGetScope(loc));
+            let mut len = 0u32;
+            let f = if file.is_null() {
+                std::ptr::null()
+            } else {
+                LLVMDIFileGetFilename(file, &mut len)
+            };
+            let name = (!f.is_null()).then(|| {
+                String::from_utf8_lossy(std::slice::from_raw_parts(f as *const u8, len as usize))
+                    .into_owned()
+            });
+            out.push((
+                name,
+                LLVMDILocationGetLine(loc),
+                LLVMDILocationGetColumn(loc),
+            ));
+            loc = LLVMDILocationGetInlinedAt(loc);
+        }
+    }
+    out
+}
+
+/// Links `src` into `dest` (`src` is destroyed); returns whether it failed.
+///
+/// inkwell's `Module::link_in_module` installs its own diagnostic handler on the context
+/// to catch the linker's message and leaves it there, replacing clang's handler for the
+/// rest of the compile.
+pub fn link_modules<'ctx>(
+    dest: &inkwell::module::Module<'ctx>,
+    src: inkwell::module::Module<'ctx>,
+) -> bool {
+    let src = std::mem::ManuallyDrop::new(src);
+    unsafe { llvm_sys::linker::LLVMLinkModules2(dest.as_mut_ptr(), src.as_mut_ptr()) != 0 }
+}
+
+/// Whether `v` is a global variable.
+///
+/// inkwell has no such query: its `GlobalValue` stands for functions, aliases and
+/// variables alike and is made from a raw value without any check.
+pub fn is_global_variable(v: LLVMValueRef) -> bool {
+    unsafe { !LLVMIsAGlobalVariable(v).is_null() }
+}
