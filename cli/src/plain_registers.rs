@@ -51,19 +51,9 @@ const DROP: &[&str] = &[
     "--offload-device-only",
 ];
 
-/// Joined forms of the flags above (`-ofile`, `-MFdeps.d`, `-lm`), and link and
-/// host-sanitizer flags: dropped.
-const DROP_PREFIXES: &[&str] = &[
-    "-o",
-    "-MF",
-    "-MT",
-    "-MQ",
-    "-MJ",
-    "-l",
-    "-Wl,",
-    "-fsanitize",
-    "-fno-sanitize",
-];
+/// Link and host-sanitizer flags, by prefix: dropped (as are the joined forms of
+/// [`DROP_WITH_VALUE`], `-ofile`, `-MFdeps.d`, `-lm`).
+const DROP_PREFIXES: &[&str] = &["-Wl,", "-fsanitize", "-fno-sanitize"];
 
 /// The arguments of a plain device-only compile of `source` into `output`, from the
 /// user's arguments `args` (ours already taken out); `None` when they hold a response
@@ -89,10 +79,10 @@ pub fn device_args(args: &[OsString], source: &str, output: &Path) -> Option<Vec
             out.extend(iter.next().cloned());
             continue;
         }
+        let joined = |p: &&str| text.len() > p.len() && text.starts_with(p);
         if DROP.contains(&text.as_ref())
-            || DROP_PREFIXES
-                .iter()
-                .any(|p| text.len() > p.len() && text.starts_with(p))
+            || DROP_PREFIXES.iter().any(joined)
+            || DROP_WITH_VALUE.iter().any(joined)
         {
             continue;
         }
