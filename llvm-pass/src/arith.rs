@@ -5,11 +5,10 @@
 //! accesses are checked against the root's block directly (see `classify`).
 
 use crate::classify::{decide, Decision};
-use crate::ir::{callee, is_intrinsic, opcode, uses, Ir, NONAME};
+use crate::ir::{callee, is_intrinsic, opcode, uses, Ir};
 use cusafe_format::block::class_shift;
 use cusafe_format::pointer::{MAX_TAG, MIN_TAG, POISON_MASK, TAG_MASK, TAG_SHIFT};
-use inkwell::types::AsTypeRef;
-use llvm_sys::core::*;
+use inkwell::values::{AsValueRef, InstructionValue, IntValue, PointerValue};
 use llvm_sys::prelude::*;
 use llvm_sys::{LLVMIntPredicate, LLVMOpcode};
 
@@ -65,41 +64,43 @@ pub fn collect(ir: &Ir, insts: &[LLVMValueRef]) -> Vec<Escape> {
 /// Applies the rule to one escaping GEP: emits the XOR test after it and points its
 /// escaping uses at `gep i8, g, (poison ? 1 << 63 : 0)`.
 pub fn instrument(ir: &Ir, e: &Escape) {
-    unsafe {
-        ir.at(LLVMGetNextInstruction(e.gep));
-        let ri = ir.to_int(e.root);
-        let gi = ir.to_int(e.gep);
-        let t = ir.and(ir.lshr(ri, ir.c64(TAG_SHIFT.into())), ir.c64(TAG_MASK));
-        let in_range = ir.icmp(
-            LLVMIntPredicate::LLVMIntULT,
-            ir.sub(t, ir.c64(MIN_TAG.into())),
-            ir.c64((MAX_TAG - MIN_TAG + 1).into()),
-        );
-        // Shift amount t + 3, kept below 64 for foreign tags (their result is unused).
-        let shift = ir.and(ir.add(t, ir.c64(class_shift(0).into())), ir.c64(63));
-        let moved = ir.and(ir.xor(ri, gi), ir.c64(!POISON_MASK));
-        let left = ir.icmp(
-            LLVMIntPredicate::LLVMIntNE,
-            ir.lshr(moved, shift),
-            ir.c64(0),
-        );
-        let zero = ir.c64(0);
-        let root_poisoned = ir.icmp(LLVMIntPredicate::LLVMIntSLT, ri, zero);
-        let want = ir.or(ir.and(in_range, left), root_poisoned);
-        let has = ir.icmp(LLVMIntPredicate::LLVMIntSLT, gi, zero);
-        let add = ir.and(want, LLVMBuildNot(ir.raw_builder(), has, NONAME));
-        let delta = ir.select(add, ir.c64(POISON_MASK), zero);
-        let mut idx = [delta];
-        let poisoned = LLVMBuildGEP2(
-            ir.raw_builder(),
-            ir.i8.as_type_ref(),
-            e.gep,
-            idx.as_mut_ptr(),
-            1,
-            c"cusafe.arith".as_ptr(),
-        );
-        for &(user, i) in &e.uses {
-            LLVMSetOperand(user, i, poisoned);
-        }
+    let gep = unsafe { InstructionValue::new(e.gep) };
+    let next = gep.get_next_instruction().expect("a GEP is no terminator");
+    ir.at(next.as_value_ref());
+    let ri = ir.to_int(e.root);
+    let gi = ir.to_int(e.gep);
+    let t = ir.and(ir.lshr(ri, ir.c64(TAG_SHIFT.into())), ir.c64(TAG_MASK));
+    let in_range = ir.icmp(
+        LLVMIntPredicate::LLVMIntULT,
+        ir.sub(t, ir.c64(MIN_TAG.into())),
+        ir.c64((MAX_TAG - MIN_TAG + 1).into()),
+    );
+    // Shift amount t + 3, kept below 64 for foreign tags (their result is unused).
+    let shift = ir.and(ir.add(t, ir.c64(class_shift(0).into())), ir.c64(63));
+    let moved = ir.and(ir.xor(ri, gi), ir.c64(!POISON_MASK));
+    let left = ir.icmp(
+        LLVMIntPredicate::LLVMIntNE,
+        ir.lshr(moved, shift),
+        ir.c64(0),
+    );
+    let zero = ir.c64(0);
+    let root_poisoned = ir.icmp(LLVMIntPredicate::LLVMIntSLT, ri, zero);
+    let want = ir.or(ir.and(in_range, left), root_poisoned);
+    let has = ir.icmp(LLVMIntPredicate::LLVMIntSLT, gi, zero);
+    let not_has = ir.b.build_not(unsafe { IntValue::new(has) }, "");
+    let add = ir.and(want, not_has.expect("positioned").as_value_ref());
+    let delta = ir.select(add, ir.c64(POISON_MASK), zero);
+    let poisoned = unsafe {
+        ir.b.build_gep(
+            ir.i8,
+            PointerValue::new(e.gep),
+            &[IntValue::new(delta)],
+            "cusafe.arith",
+        )
+    }
+    .expect("positioned");
+    for &(user, i) in &e.uses {
+        let user = unsafe { InstructionValue::new(user) };
+        assert!(user.set_operand(i, poisoned), "a use's operand exists");
     }
 }

@@ -5,7 +5,8 @@
 use crate::classify::{decide, Decision, Object};
 use crate::ir::{callee, is_intrinsic, name, opcode, operand, Ir};
 use cusafe_format::report::{ACCESS_ATOMIC, ACCESS_RANGE, ACCESS_WRITE};
-use llvm_sys::core::*;
+use inkwell::types::AsTypeRef;
+use inkwell::values::{BasicValueEnum, CallSiteValue, InstructionValue, IntValue};
 use llvm_sys::prelude::*;
 use llvm_sys::LLVMOpcode;
 
@@ -99,9 +100,13 @@ fn is_harmless_intrinsic(f: LLVMValueRef) -> bool {
 }
 
 fn takes_pointer(call: LLVMValueRef) -> bool {
-    unsafe {
-        (0..LLVMGetNumArgOperands(call)).any(|i| crate::ir::addr_space(operand(call, i)).is_some())
-    }
+    let args = unsafe { CallSiteValue::new(call) }.count_arguments();
+    (0..args).any(|i| crate::ir::addr_space(operand(call, i)).is_some())
+}
+
+/// The type of first-class value `v`.
+fn type_of(v: LLVMValueRef) -> LLVMTypeRef {
+    unsafe { BasicValueEnum::new(v) }.get_type().as_type_ref()
 }
 
 impl Found {
@@ -117,9 +122,7 @@ impl Found {
         let addr = operand(inst, op);
         let known = match len {
             Len::Const(n) => Some(n),
-            Len::Value(v) => unsafe {
-                (!LLVMIsAConstantInt(v).is_null()).then(|| LLVMConstIntGetZExtValue(v))
-            },
+            Len::Value(v) => unsafe { IntValue::new(v) }.get_zero_extended_constant(),
         };
         let (root, target) = match decide(ir, addr, known) {
             Decision::Heap { root } => (root, Target::Heap),
@@ -142,48 +145,47 @@ impl Found {
             return;
         }
         let mut ranges = Vec::new();
-        unsafe {
-            match opcode(inst) {
-                Some(LLVMOpcode::LLVMLoad) => {
-                    let len = ir.store_size(LLVMTypeOf(inst));
-                    self.add(ir, &mut ranges, inst, 0, Len::Const(len), 0);
-                }
-                Some(LLVMOpcode::LLVMStore) => {
-                    let len = ir.store_size(LLVMTypeOf(operand(inst, 0)));
-                    self.add(ir, &mut ranges, inst, 1, Len::Const(len), ACCESS_WRITE);
-                }
-                Some(LLVMOpcode::LLVMAtomicRMW | LLVMOpcode::LLVMAtomicCmpXchg) => {
-                    let len = ir.store_size(LLVMTypeOf(operand(inst, 1)));
-                    self.add(
-                        ir,
-                        &mut ranges,
-                        inst,
-                        0,
-                        Len::Const(len),
-                        ACCESS_WRITE | ACCESS_ATOMIC,
-                    );
-                }
-                Some(LLVMOpcode::LLVMCall) => {
-                    let Some(f) = callee(inst) else { return };
-                    if !is_intrinsic(f) {
-                        return;
-                    }
-                    match is_mem_intrinsic(f) {
-                        Some(copies) => {
-                            let len = Len::Value(operand(inst, 2));
-                            self.add(ir, &mut ranges, inst, 0, len, ACCESS_RANGE | ACCESS_WRITE);
-                            if copies {
-                                self.add(ir, &mut ranges, inst, 1, len, ACCESS_RANGE);
-                            }
-                        }
-                        None if !is_harmless_intrinsic(f) && takes_pointer(inst) => {
-                            self.unknown_intrinsics += 1
-                        }
-                        None => {}
-                    }
-                }
-                _ => return,
+        match opcode(inst) {
+            Some(LLVMOpcode::LLVMLoad) => {
+                let ty = unsafe { InstructionValue::new(inst) }.get_type();
+                let len = ir.store_size(ty.as_type_ref());
+                self.add(ir, &mut ranges, inst, 0, Len::Const(len), 0);
             }
+            Some(LLVMOpcode::LLVMStore) => {
+                let len = ir.store_size(type_of(operand(inst, 0)));
+                self.add(ir, &mut ranges, inst, 1, Len::Const(len), ACCESS_WRITE);
+            }
+            Some(LLVMOpcode::LLVMAtomicRMW | LLVMOpcode::LLVMAtomicCmpXchg) => {
+                let len = ir.store_size(type_of(operand(inst, 1)));
+                self.add(
+                    ir,
+                    &mut ranges,
+                    inst,
+                    0,
+                    Len::Const(len),
+                    ACCESS_WRITE | ACCESS_ATOMIC,
+                );
+            }
+            Some(LLVMOpcode::LLVMCall) => {
+                let Some(f) = callee(inst) else { return };
+                if !is_intrinsic(f) {
+                    return;
+                }
+                match is_mem_intrinsic(f) {
+                    Some(copies) => {
+                        let len = Len::Value(operand(inst, 2));
+                        self.add(ir, &mut ranges, inst, 0, len, ACCESS_RANGE | ACCESS_WRITE);
+                        if copies {
+                            self.add(ir, &mut ranges, inst, 1, len, ACCESS_RANGE);
+                        }
+                    }
+                    None if !is_harmless_intrinsic(f) && takes_pointer(inst) => {
+                        self.unknown_intrinsics += 1
+                    }
+                    None => {}
+                }
+            }
+            _ => return,
         }
         if !ranges.is_empty() {
             self.accesses.push(Access { inst, ranges });

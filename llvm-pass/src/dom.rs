@@ -8,7 +8,8 @@
 //! and preheader (the unique outside predecessor, if it branches only to the header).
 
 use crate::ir::opcode;
-use llvm_sys::core::*;
+use inkwell::basic_block::BasicBlock;
+use inkwell::values::{AsValueRef, FunctionValue, InstructionValue};
 use llvm_sys::prelude::*;
 use llvm_sys::LLVMOpcode;
 use std::collections::HashMap;
@@ -38,22 +39,24 @@ pub struct Cfg {
     pub loops: Vec<Loop>,
 }
 
+/// The terminator of block `bb`, if it has one.
+fn terminator(bb: LLVMBasicBlockRef) -> Option<LLVMValueRef> {
+    let bb = unsafe { BasicBlock::new(bb) }.expect("a block");
+    bb.get_terminator().map(|t| t.as_value_ref())
+}
+
 fn successors(bb: LLVMBasicBlockRef) -> Vec<LLVMBasicBlockRef> {
-    unsafe {
-        let term = LLVMGetBasicBlockTerminator(bb);
-        if term.is_null() {
-            return Vec::new();
-        }
-        (0..LLVMGetNumSuccessors(term))
-            .map(|i| LLVMGetSuccessor(term, i))
-            .collect()
-    }
+    terminator(bb).map_or_else(Vec::new, crate::sys::successors)
 }
 
 impl Cfg {
     /// Analyses function `f`.
     pub fn of(f: LLVMValueRef) -> Cfg {
-        let entry = unsafe { LLVMGetEntryBasicBlock(f) };
+        let f = unsafe { FunctionValue::new(f) }.expect("a function");
+        let entry = f
+            .get_first_basic_block()
+            .expect("a defined function")
+            .as_mut_ptr();
         // Post order by an explicit stack (deep CFGs must not overflow the Rust stack).
         let mut post = Vec::new();
         let mut seen = std::collections::HashSet::new();
@@ -90,12 +93,9 @@ impl Cfg {
         let idom = dominators(&preds);
         let mut position = HashMap::new();
         for &b in &blocks {
-            let mut i = unsafe { LLVMGetFirstInstruction(b) };
-            let mut n = 0;
-            while !i.is_null() {
-                position.insert(i, n);
-                n += 1;
-                i = unsafe { LLVMGetNextInstruction(i) };
+            let b = unsafe { BasicBlock::new(b) }.expect("a block");
+            for (n, i) in b.get_instructions().enumerate() {
+                position.insert(i.as_value_ref(), n);
             }
         }
         let mut cfg = Cfg {
@@ -131,7 +131,10 @@ impl Cfg {
     /// Whether original instruction `a` dominates original instruction `b` (`a` runs
     /// before `b` on every path to `b`); false for unknown or unreachable instructions.
     pub fn dominates(&self, a: LLVMValueRef, b: LLVMValueRef) -> bool {
-        let block = |i| self.block_index(unsafe { LLVMGetInstructionParent(i) });
+        let block = |i| {
+            let parent = unsafe { InstructionValue::new(i) }.get_parent()?;
+            self.block_index(parent.as_mut_ptr())
+        };
         let (Some(ba), Some(bb)) = (block(a), block(b)) else {
             return false;
         };
@@ -149,14 +152,15 @@ impl Cfg {
         let mut edges = Vec::new();
         loop {
             if let [p] = self.preds[b][..] {
-                let term = unsafe { LLVMGetBasicBlockTerminator(self.blocks[p]) };
-                let two_way = opcode(term) == Some(LLVMOpcode::LLVMBr)
-                    && unsafe {
-                        LLVMIsConditional(term) != 0
-                            && LLVMGetSuccessor(term, 0) != LLVMGetSuccessor(term, 1)
-                    };
-                if two_way {
-                    edges.push((term, unsafe { LLVMGetSuccessor(term, 0) } == self.blocks[b]));
+                let term = terminator(self.blocks[p]);
+                if let Some(term) = term.filter(|&t| opcode(t) == Some(LLVMOpcode::LLVMBr)) {
+                    let conditional = unsafe { InstructionValue::new(term) }
+                        .is_conditional()
+                        .expect("a branch");
+                    let succ = crate::sys::successors(term);
+                    if conditional && succ[0] != succ[1] {
+                        edges.push((term, succ[0] == self.blocks[b]));
+                    }
                 }
             }
             if b == 0 {
@@ -211,9 +215,8 @@ impl Cfg {
 
     /// Whether block `b` ends the function or the thread (ret, unreachable).
     fn leaves(&self, b: usize) -> bool {
-        let term = unsafe { LLVMGetBasicBlockTerminator(self.blocks[b]) };
         matches!(
-            opcode(term),
+            terminator(self.blocks[b]).and_then(opcode),
             Some(LLVMOpcode::LLVMRet | LLVMOpcode::LLVMUnreachable)
         )
     }

@@ -21,10 +21,11 @@ use crate::classify::{const_int, op_of};
 use crate::dom::Cfg;
 use crate::ir::{callee, operand};
 use crate::loops::LoopAnalyses;
-use llvm_sys::core::*;
+use inkwell::targets::TargetData;
+use inkwell::types::{AnyType, AnyTypeEnum};
+use inkwell::values::InstructionValue;
 use llvm_sys::prelude::*;
-use llvm_sys::target::*;
-use llvm_sys::{LLVMIntPredicate, LLVMOpcode, LLVMTypeKind};
+use llvm_sys::{LLVMIntPredicate, LLVMOpcode};
 use std::collections::HashMap;
 
 /// How deep the arithmetic behind one index is followed.
@@ -246,14 +247,18 @@ fn facts_of(c: LLVMValueRef, holds: bool, out: &mut Vec<Fact>, depth: u32) {
     };
     let is = |v, want: bool| const_int(v).is_some_and(|x| (x != 0) == want);
     match op_of(c) {
-        Some(LLVMOpcode::LLVMICmp) => unsafe {
-            let p = LLVMGetICmpPredicate(c);
+        Some(LLVMOpcode::LLVMICmp) => {
+            // No icmp constant expressions since LLVM 19: `c` is an instruction.
+            let p = unsafe { InstructionValue::new(c) }
+                .get_icmp_predicate()
+                .expect("an icmp")
+                .into();
             out.push(Fact {
                 pred: if holds { p } else { inverse(p) },
                 a: operand(c, 0),
                 b: operand(c, 1),
             });
-        },
+        }
         Some(LLVMOpcode::LLVMAnd) if holds => both(out, operand(c, 0), operand(c, 1)),
         Some(LLVMOpcode::LLVMOr) if !holds => both(out, operand(c, 0), operand(c, 1)),
         Some(LLVMOpcode::LLVMSelect) if holds && is(operand(c, 2), false) => {
@@ -268,19 +273,22 @@ fn facts_of(c: LLVMValueRef, holds: bool, out: &mut Vec<Fact>, depth: u32) {
 
 /// Bit width of an integer value, `None` for anything else.
 fn int_bits(v: LLVMValueRef) -> Option<u32> {
-    unsafe {
-        let ty = LLVMTypeOf(v);
-        (LLVMGetTypeKind(ty) == LLVMTypeKind::LLVMIntegerTypeKind)
-            .then(|| LLVMGetIntTypeWidth(ty))
-            .filter(|&b| (1..=64).contains(&b))
-    }
+    crate::sys::int_width(v).filter(|&b| (1..=64).contains(&b))
+}
+
+/// Whether the `or` instruction `v` is disjoint (no `or` constant expressions since
+/// LLVM 18: an `or` is an instruction).
+fn disjoint(v: LLVMValueRef) -> bool {
+    unsafe { InstructionValue::new(v) }
+        .get_disjoint_flag()
+        .expect("an or")
 }
 
 /// Intervals of one function's values (see the module doc).
 pub struct Intervals<'a> {
     cfg: &'a Cfg,
     scev: &'a LoopAnalyses,
-    td: LLVMTargetDataRef,
+    td: &'a TargetData,
 }
 
 /// The intervals at one access: its facts, what was worked out so far in this round, and
@@ -299,7 +307,7 @@ const ROUNDS: usize = 2;
 
 impl<'a> Intervals<'a> {
     /// Intervals over `cfg`'s function, with `scev` built on it before any change.
-    pub fn new(cfg: &'a Cfg, scev: &'a LoopAnalyses, td: LLVMTargetDataRef) -> Intervals<'a> {
+    pub fn new(cfg: &'a Cfg, scev: &'a LoopAnalyses, td: &'a TargetData) -> Intervals<'a> {
         Intervals { cfg, scev, td }
     }
 
@@ -311,9 +319,8 @@ impl<'a> Intervals<'a> {
         addr: LLVMValueRef,
         root: LLVMValueRef,
     ) -> Option<Interval> {
-        let b = self
-            .cfg
-            .block_index(unsafe { LLVMGetInstructionParent(at) })?;
+        let parent = unsafe { InstructionValue::new(at) }.get_parent()?;
+        let b = self.cfg.block_index(parent.as_mut_ptr())?;
         let mut facts = Vec::new();
         for (branch, taken) in self.cfg.dominating_edges(b) {
             facts_of(operand(branch, 0), taken, &mut facts, 0);
@@ -353,35 +360,30 @@ impl<'a> Intervals<'a> {
 
     /// The byte offsets one GEP adds.
     fn gep(&self, here: &mut At, gep: LLVMValueRef) -> Option<Interval> {
-        unsafe {
-            let mut ty = LLVMGetGEPSourceElementType(gep);
-            let n = LLVMGetNumOperands(gep) as u32;
-            let mut off = Interval::point(0);
-            for i in 1..n {
-                let idx = operand(gep, i);
-                if i > 1 && LLVMGetTypeKind(ty) == LLVMTypeKind::LLVMStructTypeKind {
+        let mut ty = unsafe { AnyTypeEnum::new(crate::sys::gep_source_type(gep)) };
+        let n = crate::sys::num_operands(gep);
+        let mut off = Interval::point(0);
+        for i in 1..n {
+            let idx = operand(gep, i);
+            if i > 1 {
+                if let AnyTypeEnum::StructType(st) = ty {
                     let field = const_int(idx)? as u32;
-                    off = off.add(Interval::point(
-                        LLVMOffsetOfElement(self.td, ty, field) as i128
-                    ));
-                    ty = LLVMStructGetTypeAtIndex(ty, field);
+                    let at = self.td.offset_of_element(&st, field)?;
+                    off = off.add(Interval::point(at as i128));
+                    ty = st.get_field_type_at_index(field)?.as_any_type_enum();
                     continue;
                 }
-                if i > 1 {
-                    if !matches!(
-                        LLVMGetTypeKind(ty),
-                        LLVMTypeKind::LLVMArrayTypeKind | LLVMTypeKind::LLVMVectorTypeKind
-                    ) {
-                        return None;
-                    }
-                    ty = LLVMGetElementType(ty);
-                }
-                int_bits(idx)?;
-                let stride = Interval::point(LLVMABISizeOfType(self.td, ty) as i128);
-                off = off.add(self.value(here, idx, 0).mul(stride));
+                ty = match ty {
+                    AnyTypeEnum::ArrayType(a) => a.get_element_type().as_any_type_enum(),
+                    AnyTypeEnum::VectorType(v) => v.get_element_type().as_any_type_enum(),
+                    _ => return None,
+                };
             }
-            Some(off)
+            int_bits(idx)?;
+            let stride = Interval::point(self.td.get_abi_size(&ty) as i128);
+            off = off.add(self.value(here, idx, 0).mul(stride));
         }
+        Some(off)
     }
 
     /// The values integer `v` can hold at the access.
@@ -444,7 +446,7 @@ impl<'a> Intervals<'a> {
         };
         match op {
             LLVMOpcode::LLVMAdd => arg(0).add(arg(1)).or_full(bits),
-            LLVMOpcode::LLVMOr if unsafe { LLVMGetIsDisjoint(v) } != 0 => {
+            LLVMOpcode::LLVMOr if disjoint(v) => {
                 let (a, b) = (arg(0), arg(1));
                 if a.nonneg() && b.nonneg() {
                     a.add(b).or_full(bits)
@@ -548,7 +550,7 @@ impl<'a> Intervals<'a> {
         let bits = int_bits(v)?;
         let is_add = match op_of(v) {
             Some(LLVMOpcode::LLVMAdd) => true,
-            Some(LLVMOpcode::LLVMOr) => unsafe { LLVMGetIsDisjoint(v) != 0 },
+            Some(LLVMOpcode::LLVMOr) => disjoint(v),
             _ => false,
         };
         if let Some(c) = is_add.then(|| const_int(operand(v, 1))).flatten() {

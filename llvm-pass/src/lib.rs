@@ -19,10 +19,11 @@
 //! objects. The few C API calls inkwell has no API for sit in [`sys`], each with the
 //! reason; what only LLVM's C++ API offers (splitting, inlining, ScalarEvolution, ...)
 //! is the shim's ([`ffi`]). On inkwell so far: [`ir`], [`kernels`], [`stack`], [`heap`],
-//! [`sites`], [`devrt`], [`coverage`], [`shared`], [`strip`] and [`launch`]. The other
-//! modules still call llvm-sys directly through `Ir`'s raw accessors (`raw_builder`,
-//! `raw_module`, `raw_ctx`, the types' `as_type_ref`); values cross between the two as
-//! raw `LLVMValueRef`s.
+//! [`sites`], [`devrt`], [`coverage`], [`shared`], [`strip`], [`launch`], [`arith`],
+//! [`collect`], [`shape`], [`remat`], [`dom`], [`intervals`] and this module. The
+//! others ([`check`], [`classify`], [`locals`], [`base`], [`elim`]) still call llvm-sys
+//! directly through `Ir`'s raw accessors (`raw_builder`, `raw_module`, `raw_ctx`, the
+//! types' `as_type_ref`); values cross between the two as raw `LLVMValueRef`s.
 
 mod arith;
 mod base;
@@ -52,10 +53,12 @@ mod stats;
 mod strip;
 mod sys;
 
+use inkwell::module::Module;
+use inkwell::values::AsValueRef;
 use ir::Ir;
-use llvm_sys::core::*;
 use llvm_sys::prelude::*;
 use options::PassOptions;
+use std::mem::ManuallyDrop;
 
 /// Entry point called by the C++ shim for each module. Returns whether the module changed.
 ///
@@ -63,8 +66,7 @@ use options::PassOptions;
 /// `m` must be a valid module owned by the caller; it is borrowed, never disposed.
 #[no_mangle]
 pub unsafe extern "C" fn cusafe_run_on_module(m: LLVMModuleRef) -> bool {
-    let triple = unsafe { std::ffi::CStr::from_ptr(LLVMGetTarget(m)) };
-    if !triple.to_string_lossy().starts_with("nvptx") {
+    if !unsafe { is_nvptx(m) } {
         return false;
     }
     let opts = options();
@@ -84,8 +86,7 @@ pub unsafe extern "C" fn cusafe_run_on_module(m: LLVMModuleRef) -> bool {
 /// `m` must be a valid module owned by the caller; it is borrowed, never disposed.
 #[no_mangle]
 pub unsafe extern "C" fn cusafe_windows_on_module(m: LLVMModuleRef) -> bool {
-    let triple = unsafe { std::ffi::CStr::from_ptr(LLVMGetTarget(m)) };
-    if !triple.to_string_lossy().starts_with("nvptx") {
+    if !unsafe { is_nvptx(m) } {
         return false;
     }
     if !options().launch_windows() {
@@ -106,18 +107,23 @@ fn options() -> PassOptions {
     })
 }
 
-fn defined_functions(m: LLVMModuleRef) -> Vec<LLVMValueRef> {
-    let mut out = Vec::new();
-    unsafe {
-        let mut f = LLVMGetFirstFunction(m);
-        while !f.is_null() {
-            if LLVMIsDeclaration(f) == 0 && !ir::name(f).starts_with("__cusafe") {
-                out.push(f);
-            }
-            f = LLVMGetNextFunction(f);
-        }
-    }
-    out
+/// Whether module `m` is for NVPTX (its target triple says so).
+///
+/// # Safety
+/// `m` must be a valid module; it is borrowed, never disposed.
+unsafe fn is_nvptx(m: LLVMModuleRef) -> bool {
+    let module = ManuallyDrop::new(unsafe { Module::new(m) });
+    let triple = module.get_triple();
+    triple.as_str().to_string_lossy().starts_with("nvptx")
+}
+
+fn defined_functions(ir: &Ir) -> Vec<LLVMValueRef> {
+    ir.module()
+        .get_functions()
+        .filter(|f| !f.as_global_value().is_declaration())
+        .map(|f| f.as_value_ref())
+        .filter(|&f| !ir::name(f).starts_with("__cusafe"))
+        .collect()
 }
 
 fn instrument_module(ir: &Ir, opts: &PassOptions) -> Result<(), String> {
@@ -128,7 +134,7 @@ fn instrument_module(ir: &Ir, opts: &PassOptions) -> Result<(), String> {
         launch::add_windows(ir, &kernels::kernels(ir));
     }
     let kernels = kernels::kernels(ir);
-    let functions = defined_functions(ir.raw_module());
+    let functions = defined_functions(ir);
     let stat_line = |f: LLVMValueRef, s: &stats::Stats| {
         let kind = if kernels.contains(&f) {
             "kernel"
@@ -159,7 +165,7 @@ fn instrument_module(ir: &Ir, opts: &PassOptions) -> Result<(), String> {
                 stat_line(f, &s);
             }
         }
-        return verify_if_asked(ir.raw_module(), opts);
+        return verify_if_asked(ir, opts);
     }
     let windows = launch::windows(ir, &kernels);
     let mut sites = sites::Sites::default();
@@ -223,42 +229,24 @@ fn instrument_module(ir: &Ir, opts: &PassOptions) -> Result<(), String> {
         }
     }
     devrt::link(ir, opts.inline_cold)?;
-    verify_if_asked(ir.raw_module(), opts)
+    verify_if_asked(ir, opts)
 }
 
 /// [`verify`] when `CUSAFE_PASS_VERIFY=1`.
-fn verify_if_asked(m: LLVMModuleRef, opts: &PassOptions) -> Result<(), String> {
+fn verify_if_asked(ir: &Ir, opts: &PassOptions) -> Result<(), String> {
     if opts.verify {
-        verify(m)?;
+        verify(ir)?;
     }
     Ok(())
 }
 
 /// Runs the LLVM verifier on the instrumented module (`CUSAFE_PASS_VERIFY=1`; the test
 /// scripts set it, since clang does not verify after plugins in release builds).
-fn verify(m: LLVMModuleRef) -> Result<(), String> {
-    use llvm_sys::analysis::{LLVMVerifierFailureAction, LLVMVerifyModule};
-    let mut msg = std::ptr::null_mut();
-    let broken = unsafe {
-        LLVMVerifyModule(
-            m,
-            LLVMVerifierFailureAction::LLVMReturnStatusAction,
-            &mut msg,
+fn verify(ir: &Ir) -> Result<(), String> {
+    ir.module().verify().map_err(|text| {
+        format!(
+            "the instrumented module fails the LLVM verifier: {}",
+            text.to_string_lossy()
         )
-    };
-    let text = if msg.is_null() {
-        String::new()
-    } else {
-        let t = unsafe { std::ffi::CStr::from_ptr(msg) }
-            .to_string_lossy()
-            .into_owned();
-        unsafe { LLVMDisposeMessage(msg) };
-        t
-    };
-    if broken != 0 {
-        return Err(format!(
-            "the instrumented module fails the LLVM verifier: {text}"
-        ));
-    }
-    Ok(())
+    })
 }

@@ -5,7 +5,7 @@
 
 use crate::dom::Cfg;
 use crate::ir::{callee, opcode, operand, Ir};
-use llvm_sys::core::*;
+use inkwell::values::{AsValueRef, BasicValueEnum, InstructionValue};
 use llvm_sys::prelude::*;
 use llvm_sys::LLVMOpcode;
 use std::collections::HashMap;
@@ -31,9 +31,14 @@ fn pure_value(v: LLVMValueRef) -> bool {
     }
 }
 
-/// The operands of `v` that are values (a call's callee is not).
+/// The instruction `v`.
+fn inst<'ctx>(v: LLVMValueRef) -> InstructionValue<'ctx> {
+    unsafe { InstructionValue::new(v) }
+}
+
+/// The operands of instruction `v` that are values (a call's callee is not).
 fn value_operands(v: LLVMValueRef) -> impl Iterator<Item = LLVMValueRef> {
-    let n = unsafe { LLVMGetNumOperands(v) } as u32;
+    let n = inst(v).get_num_operands();
     let n = if opcode(v) == Some(LLVMOpcode::LLVMCall) {
         n - 1
     } else {
@@ -57,19 +62,17 @@ impl Remat {
     /// `None` otherwise (or past [`MAX_CLONES`]).
     pub fn plan(cfg: &Cfg, addr: LLVMValueRef, at: LLVMValueRef) -> Option<Remat> {
         fn walk(cfg: &Cfg, v: LLVMValueRef, at: LLVMValueRef, out: &mut Vec<LLVMValueRef>) -> bool {
-            unsafe {
-                if LLVMIsAInstruction(v).is_null() || out.contains(&v) || cfg.dominates(v, at) {
-                    return true;
-                }
-                let ok = out.len() < MAX_CLONES
-                    && LLVMGetInstructionParent(v) == LLVMGetInstructionParent(at)
-                    && pure_value(v)
-                    && value_operands(v).all(|o| walk(cfg, o, at, out));
-                if ok {
-                    out.push(v);
-                }
-                ok
+            if opcode(v).is_none() || out.contains(&v) || cfg.dominates(v, at) {
+                return true;
             }
+            let ok = out.len() < MAX_CLONES
+                && inst(v).get_parent() == inst(at).get_parent()
+                && pure_value(v)
+                && value_operands(v).all(|o| walk(cfg, o, at, out));
+            if ok {
+                out.push(v);
+            }
+            ok
         }
         let mut clones = Vec::new();
         walk(cfg, addr, at, &mut clones).then_some(Remat { addr, clones })
@@ -111,15 +114,17 @@ impl Remat {
     pub fn build(&self, ir: &Ir, f: impl Fn(LLVMValueRef) -> LLVMValueRef) -> LLVMValueRef {
         let mut made: HashMap<LLVMValueRef, LLVMValueRef> = HashMap::new();
         for &c in &self.clones {
-            unsafe {
-                let copy = LLVMInstructionClone(c);
-                for (o, v) in value_operands(c).enumerate() {
-                    let v = made.get(&v).copied().unwrap_or_else(|| f(v));
-                    LLVMSetOperand(copy, o as u32, v);
-                }
-                LLVMInsertIntoBuilder(ir.raw_builder(), copy);
-                made.insert(c, copy);
+            let copy = inst(c).explicit_clone();
+            for (o, v) in value_operands(c).enumerate() {
+                let v = made.get(&v).copied().unwrap_or_else(|| f(v));
+                let v = unsafe { BasicValueEnum::new(v) };
+                assert!(
+                    copy.set_operand(o as u32, v),
+                    "a clone has its original's operands"
+                );
             }
+            ir.b.insert_instruction(&copy, None);
+            made.insert(c, copy.as_value_ref());
         }
         made.get(&self.addr)
             .copied()

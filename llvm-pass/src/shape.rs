@@ -6,12 +6,27 @@
 use crate::base::{Base, Guard, Index, Widen};
 use crate::collect::Len;
 use crate::elim::plan::{Hull, Shape, Stride};
-use crate::ir::{Ir, NONAME};
-use inkwell::types::AsTypeRef;
-use llvm_sys::core::*;
+use crate::ir::Ir;
+use inkwell::types::{AnyTypeEnum, AsTypeRef};
+use inkwell::values::{AsValueRef, IntValue, PointerValue};
 use llvm_sys::prelude::*;
-use llvm_sys::target::LLVMABISizeOfType;
 use llvm_sys::LLVMIntPredicate;
+
+/// `i8` GEP of `ptr` by `bytes`, at the builder's position.
+fn byte_gep(ir: &Ir, ptr: LLVMValueRef, bytes: LLVMValueRef) -> LLVMValueRef {
+    let (ptr, bytes) = unsafe { (PointerValue::new(ptr), IntValue::new(bytes)) };
+    unsafe { ir.b.build_gep(ir.i8, ptr, &[bytes], "") }
+        .expect("positioned")
+        .as_value_ref()
+}
+
+/// `a * b`, at the builder's position.
+fn mul(ir: &Ir, a: LLVMValueRef, b: LLVMValueRef) -> LLVMValueRef {
+    let (a, b) = unsafe { (IntValue::new(a), IntValue::new(b)) };
+    ir.b.build_int_mul(a, b, "")
+        .expect("positioned")
+        .as_value_ref()
+}
 
 /// Builds, at the builder's position, the start and length of the one range whose check
 /// stands for the members' of `shape`, and for a guarded shape the flag that its guard
@@ -52,19 +67,9 @@ pub fn member(ir: &Ir, shape: &Shape, x: i64) -> Option<LLVMValueRef> {
 /// Builds the address of the strided group's member at multiple `m`, at the builder's
 /// position.
 fn stride_member(ir: &Ir, s: &Stride, m: i64) -> LLVMValueRef {
-    unsafe {
-        let bytes = LLVMBuildMul(ir.raw_builder(), s.stride, ir.c64(m as u64), NONAME);
-        let bytes = ir.add(bytes, ir.c64(s.off as u64));
-        let mut idx = [bytes];
-        LLVMBuildGEP2(
-            ir.raw_builder(),
-            ir.i8.as_type_ref(),
-            s.ptr,
-            idx.as_mut_ptr(),
-            1,
-            NONAME,
-        )
-    }
+    let bytes = mul(ir, s.stride, ir.c64(m as u64));
+    let bytes = ir.add(bytes, ir.c64(s.off as u64));
+    byte_gep(ir, s.ptr, bytes)
 }
 
 /// Builds the hull of a strided group's members (`elim/stride.rs`): its lowest address
@@ -77,17 +82,7 @@ fn stride_hull(ir: &Ir, s: &Stride) -> (LLVMValueRef, Len) {
     let below = ir.icmp(LLVMIntULT, ai, zi);
     let min = ir.select(below, ai, zi);
     let max = ir.select(below, zi, ai);
-    let lowest = unsafe {
-        let mut idx = [ir.sub(min, ai)];
-        LLVMBuildGEP2(
-            ir.raw_builder(),
-            ir.i8.as_type_ref(),
-            a,
-            idx.as_mut_ptr(),
-            1,
-            NONAME,
-        )
-    };
+    let lowest = byte_gep(ir, a, ir.sub(min, ai));
     (lowest, Len::Value(ir.add(ir.sub(max, min), ir.c64(s.len))))
 }
 
@@ -110,16 +105,16 @@ fn hull_union(ir: &Ir, h: &Hull) -> (LLVMValueRef, LLVMValueRef, Option<LLVMValu
         )),
     };
     let start = base_at(least).build(ir, h.lo);
-    let size = unsafe { LLVMABISizeOfType(ir.td(), h.elem) };
-    let wide = |x| unsafe { LLVMBuildSExt(ir.raw_builder(), x, ir.i64.as_type_ref(), NONAME) };
-    let rows = unsafe {
-        LLVMBuildMul(
-            ir.raw_builder(),
-            ir.sub(wide(most), wide(least)),
-            ir.c64(size),
-            NONAME,
-        )
+    let size = ir
+        .layout()
+        .get_abi_size(&unsafe { AnyTypeEnum::new(h.elem) });
+    let wide = |x| {
+        let x = unsafe { IntValue::new(x) };
+        ir.b.build_int_s_extend(x, ir.i64, "")
+            .expect("positioned")
+            .as_value_ref()
     };
+    let rows = mul(ir, ir.sub(wide(most), wide(least)), ir.c64(size));
     let len = ir.add(rows, ir.c64((h.hi - h.lo) as u64));
     let wraps = h.wrap.map(|(lo, hi)| {
         let at = |x| Guard { x, lo, hi }.wraps(ir);

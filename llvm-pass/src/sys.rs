@@ -196,3 +196,45 @@ pub fn link_modules<'ctx>(
 pub fn is_global_variable(v: LLVMValueRef) -> bool {
     unsafe { !LLVMIsAGlobalVariable(v).is_null() }
 }
+
+/// The successors of terminator `term`, in LLVM's successor order.
+///
+/// inkwell has no successor accessors (`LLVMGetNumSuccessors`, `LLVMGetSuccessor`): a
+/// terminator's blocks are reachable only as its operands, which for a conditional `br`
+/// come in reverse order (false, then true) and for `switch` interleaved with the case
+/// values; the pass's block order (and so its output) follows successor order.
+pub fn successors(term: LLVMValueRef) -> Vec<LLVMBasicBlockRef> {
+    unsafe {
+        (0..LLVMGetNumSuccessors(term))
+            .map(|i| LLVMGetSuccessor(term, i))
+            .collect()
+    }
+}
+
+/// The number of operands of user `v` (an instruction or a constant expression).
+///
+/// inkwell counts operands only of instructions (`InstructionValue::get_num_operands`);
+/// the pass also walks constant-expression GEPs and casts.
+pub fn num_operands(v: LLVMValueRef) -> u32 {
+    u32::try_from(unsafe { LLVMGetNumOperands(v) }).expect("an operand count is not negative")
+}
+
+/// The source element type of GEP `gep`, an instruction or a constant expression.
+///
+/// inkwell's `InstructionValue::get_gep_source_element_type` checks the opcode with
+/// `LLVMGetInstructionOpcode`, which is no GEP for a constant-expression GEP (those
+/// address globals, `__shared__` arrays among them).
+pub fn gep_source_type(gep: LLVMValueRef) -> LLVMTypeRef {
+    unsafe { LLVMGetGEPSourceElementType(gep) }
+}
+
+/// The bit width of `v`'s type if it is an integer type.
+///
+/// inkwell's value-to-type path (`AnyValueEnum::new(..).get_type()`) panics on label,
+/// token and metadata values, which this query may be given.
+pub fn int_width(v: LLVMValueRef) -> Option<u32> {
+    unsafe {
+        let ty = LLVMTypeOf(v);
+        (LLVMGetTypeKind(ty) == LLVMTypeKind::LLVMIntegerTypeKind).then(|| LLVMGetIntTypeWidth(ty))
+    }
+}

@@ -303,7 +303,7 @@ pub fn plan(
         .collect();
     let scev =
         LoopAnalyses::new(unsafe { LLVMGetBasicBlockParent(LLVMGetInstructionParent(first.inst)) });
-    let intervals = Intervals::new(cfg, &scev, ir.td());
+    let intervals = Intervals::new(cfg, &scev, ir.layout());
     // Ranges already planned, with where their root half lives.
     let mut done: Vec<(LLVMValueRef, &Range, Option<Anchor>)> = Vec::new();
     for &i in &order {
