@@ -979,7 +979,8 @@ impl ClangCommand {
 }
 
 /// The whole of `cusafe-clang++`: reads `args`, then prints help, the version or the
-/// command, or replaces the process with clang++.
+/// command, or runs clang++: as a child for an instrumented CUDA compile that packs a
+/// fatbinary (to warn about launch resources after it), else by replacing the process.
 pub fn main_with(args: Vec<OsString>, out: &mut impl Write) -> Result<ExitCode, ClangxxError> {
     let cmd = CommandLine::parse(args)?;
     let locator = Locator::for_current_exe()?;

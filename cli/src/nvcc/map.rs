@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use super::arch::Native;
 use super::args::{Cudart, Item, Lang, Parsed, Stop};
 use super::Error;
+use crate::clangxx::takes_value;
 
 /// What the mapping needs to know about this machine.
 pub trait Context: Native {
@@ -28,35 +29,8 @@ pub struct Mapped {
     pub warnings: Vec<String>,
 }
 
-/// Flags of clang's that take their value as the next word (in `-Xcompiler` lists).
-const PAIRED: &[&str] = &[
-    "-I",
-    "-D",
-    "-U",
-    "-isystem",
-    "-idirafter",
-    "-iquote",
-    "-include",
-    "-imacros",
-    "-MF",
-    "-MT",
-    "-MQ",
-    "-x",
-    "-o",
-    "-L",
-    "-l",
-    "-Xlinker",
-    "-Xclang",
-    "-mllvm",
-    "--param",
-    "-Xassembler",
-    "-Xpreprocessor",
-    "-u",
-    "-T",
-    "-z",
-    "-e",
-];
-/// Of [`PAIRED`], those clang also takes joined (`-isystem/dir`), so that `-Xarch_host`
+/// Of the flags that take the next word as their value ([`takes_value`]), those clang
+/// also takes joined (`-isystem/dir`), so that `-Xarch_host`
 /// can carry them.
 const JOINABLE: &[&str] = &[
     "-I",
@@ -68,7 +42,7 @@ const JOINABLE: &[&str] = &[
     "-include",
     "-imacros",
 ];
-/// Of [`PAIRED`], those for the linker.
+/// Of the flags that take the next word as their value, those for the linker.
 const LINKER_PAIRED: &[&str] = &["-L", "-l", "-Xlinker", "-u", "-T", "-z", "-e"];
 /// Host compiler flags for the link only, by prefix (clang drops linker inputs given
 /// after `-Xarch_host`, measured with clang 19)...
@@ -319,7 +293,7 @@ fn host_words(
     let mut iter = words.iter();
     while let Some(word) = iter.next() {
         let w = word.as_str();
-        if PAIRED.contains(&w) {
+        if takes_value(w) {
             let value = iter.next().ok_or_else(|| {
                 Error::new(
                     &format!("-Xcompiler {w}"),

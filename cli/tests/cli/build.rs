@@ -358,23 +358,15 @@ fn runtime_is_needed_before_cudart_even_with_as_needed() {
     }
 }
 
-/// A kernel whose instrumented build needs more than 64 registers per thread (152 with
-/// ptxas 12.5 at -O2; 64 plain), one with launch bounds, and a light one.
-const HEAVY: &str = r#"
-__global__ void heavy(float *out, const float *in, int n) {
-  float acc[48];
-#pragma unroll
-  for (int j = 0; j < 48; j++) acc[j] = in[threadIdx.x + j * 7];
-  for (int it = 0; it < n; it++) {
-#pragma unroll
-    for (int j = 0; j < 48; j++) acc[j] = acc[j] * acc[(j + 1) % 48] + in[(it + j) & 1023];
-  }
-  float s = 0;
-#pragma unroll
-  for (int j = 0; j < 48; j++) s += acc[j];
-  out[threadIdx.x] = s;
-}
-__global__ void __launch_bounds__(128) bounded(float *out, const float *in, int n) {
+/// The GPU program of the launch-resource check (`heavy` needs more than 64 registers
+/// per thread instrumented: 152 with ptxas 12.5 at -O2, 64 plain; `bounded` declares
+/// launch bounds), and two more kernels: a heavy one with launch bounds and a light one.
+fn heavy_source() -> String {
+    let gpu_program = include_str!("../../../runtime-preload/tests/gpu/launch_resources.cu");
+    format!(
+        "{gpu_program}{}",
+        r#"
+__global__ void __launch_bounds__(128) bounded_heavy(float *out, const float *in, int n) {
   float acc[48];
 #pragma unroll
   for (int j = 0; j < 48; j++) acc[j] = in[threadIdx.x + j * 7];
@@ -385,7 +377,9 @@ __global__ void __launch_bounds__(128) bounded(float *out, const float *in, int 
   out[threadIdx.x] = acc[0] + acc[47];
 }
 __global__ void light(float *out) { out[threadIdx.x] = 1.0f; }
-"#;
+"#
+    )
+}
 
 #[test]
 fn instrumented_kernels_without_launch_bounds_past_64_registers_are_named_at_compile_time() {
@@ -393,7 +387,7 @@ fn instrumented_kernels_without_launch_bounds_past_64_registers_are_named_at_com
     let dir = TempDir::new("resources");
     let tree = tree_with_our_fatbinary(&real, dir.path());
     let src = dir.path().join("heavy.cu");
-    write(&src, HEAVY);
+    write(&src, &heavy_source());
     let build = |plain: bool| {
         let mut cmd = tool(CLANGXX);
         cmd.env("CUSAFE_CUDA_PATH", &tree);
