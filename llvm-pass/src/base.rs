@@ -18,12 +18,11 @@
 //! ([`Guard::wraps`]) and fall back to the real address when it does.
 
 use crate::classify::{const_int, gep_offset, strip_casts};
-use crate::ir::{opcode, operand, Ir};
-use inkwell::types::AsTypeRef;
-use llvm_sys::core::*;
+use crate::ir::{inst, int, opcode, operand, pointer, Ir};
+use inkwell::types::{AsTypeRef, BasicTypeEnum, IntType};
+use inkwell::values::{AsValueRef, IntValue};
 use llvm_sys::prelude::*;
-use llvm_sys::target::LLVMABISizeOfType;
-use llvm_sys::{LLVMOpcode, LLVMTypeKind};
+use llvm_sys::LLVMOpcode;
 
 /// How the terms of an [`Index`] reach the GEP's index type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -58,17 +57,23 @@ impl Index {
 
     /// Builds the index at the builder's position.
     fn build(&self, ir: &Ir) -> LLVMValueRef {
-        unsafe {
-            let widen = |v: LLVMValueRef| match self.ext {
-                Widen::Keep => v,
-                Widen::Sign(t) => LLVMBuildSExt(ir.raw_builder(), v, t, crate::ir::NONAME),
-                Widen::Zero(t) => LLVMBuildZExt(ir.raw_builder(), v, t, crate::ir::NONAME),
+        let widen = |v: LLVMValueRef| {
+            let w = match self.ext {
+                Widen::Keep => return v,
+                Widen::Sign(t) => ir.b.build_int_s_extend(int(v), int_type(t), ""),
+                Widen::Zero(t) => ir.b.build_int_z_extend(int(v), int_type(t), ""),
             };
-            let mut terms = self.terms.iter().map(|&v| widen(v));
-            let first = terms.next().expect("an index has a term");
-            terms.fold(first, |sum, t| ir.add(sum, t))
-        }
+            w.expect("positioned").as_value_ref()
+        };
+        let mut terms = self.terms.iter().map(|&v| widen(v));
+        let first = terms.next().expect("an index has a term");
+        terms.fold(first, |sum, t| ir.add(sum, t))
     }
+}
+
+/// The integer type `t`.
+fn int_type<'ctx>(t: LLVMTypeRef) -> IntType<'ctx> {
+    unsafe { IntType::new(t) }
 }
 
 /// A base pointer: `ptr` itself, or `gep ty, ptr, indices`.
@@ -107,32 +112,19 @@ impl Base {
 
     /// Builds the base at the builder's position, plus `off` bytes.
     pub fn build(&self, ir: &Ir, off: i64) -> LLVMValueRef {
-        unsafe {
-            let mut p = self.ptr;
-            if let Some((ty, idx)) = &self.gep {
-                let mut vals: Vec<LLVMValueRef> = idx.iter().map(|i| i.build(ir)).collect();
-                p = LLVMBuildGEP2(
-                    ir.raw_builder(),
-                    *ty,
-                    p,
-                    vals.as_mut_ptr(),
-                    vals.len() as u32,
-                    crate::ir::NONAME,
-                );
-            }
-            if off != 0 {
-                let mut c = [ir.c64(off as u64)];
-                p = LLVMBuildGEP2(
-                    ir.raw_builder(),
-                    ir.i8.as_type_ref(),
-                    p,
-                    c.as_mut_ptr(),
-                    1,
-                    crate::ir::NONAME,
-                );
-            }
-            p
+        let mut p = pointer(self.ptr);
+        // Safety (of `build_gep`): the indices are the original GEP's, rebuilt, on its
+        // own source type; the offset GEP steps over bytes.
+        if let Some((ty, idx)) = &self.gep {
+            let vals: Vec<IntValue> = idx.iter().map(|i| int(i.build(ir))).collect();
+            let ty = unsafe { BasicTypeEnum::new(*ty) };
+            p = unsafe { ir.b.build_gep(ty, p, &vals, "") }.expect("positioned");
         }
+        if off != 0 {
+            let c = ir.i64.const_int(off as u64, false);
+            p = unsafe { ir.b.build_gep(ir.i8, p, &[c], "") }.expect("positioned");
+        }
+        p.as_value_ref()
     }
 }
 
@@ -175,7 +167,7 @@ impl Guard {
             hi: self.hi.max(a.c),
             ..*self
         };
-        let bits = unsafe { LLVMGetIntTypeWidth(LLVMTypeOf(self.x)) };
+        let bits = int(self.x).get_type().get_bit_width();
         (a.x == self.x && bits < 64 && (g.hi - g.lo) < 1 << (bits - 1)).then_some(g)
     }
 
@@ -191,16 +183,14 @@ impl Guard {
     /// `x`, no `c` in `lo..=hi` wraps iff `MIN - lo <= x <= MAX - hi` (signed), one
     /// unsigned compare `x + (2^(n-1) + lo) <=u 2^n - 1 - (hi - lo)`.
     pub fn wraps(&self, ir: &Ir) -> LLVMValueRef {
-        unsafe {
-            let ty = LLVMTypeOf(self.x);
-            let (k, bound) = guard_constants(LLVMGetIntTypeWidth(ty), self.lo, self.hi);
-            let shifted = ir.add(self.x, LLVMConstInt(ty, k, 0));
-            ir.icmp(
-                llvm_sys::LLVMIntPredicate::LLVMIntUGT,
-                shifted,
-                LLVMConstInt(ty, bound, 0),
-            )
-        }
+        let ty = int(self.x).get_type();
+        let (k, bound) = guard_constants(ty.get_bit_width(), self.lo, self.hi);
+        let shifted = ir.add(self.x, ty.const_int(k, false).as_value_ref());
+        ir.icmp(
+            llvm_sys::LLVMIntPredicate::LLVMIntUGT,
+            shifted,
+            ty.const_int(bound, false).as_value_ref(),
+        )
     }
 }
 
@@ -228,32 +218,36 @@ enum Wrap {
 /// either extension), recursively. Returns the constant; `None` when a constant sum
 /// overflows or there would be more than [`MAX_TERMS`] terms.
 fn split_terms(v: LLVMValueRef, wrap: Wrap, terms: &mut Vec<LLVMValueRef>) -> Option<i64> {
-    unsafe {
-        if let Some(c) = const_int(v) {
-            return (wrap != Wrap::Unsigned || c >= 0).then_some(c);
-        }
-        let splits = match opcode(v) {
-            Some(LLVMOpcode::LLVMAdd) => match wrap {
-                Wrap::Any => true,
-                Wrap::Signed => LLVMGetNSW(v) != 0,
-                Wrap::Unsigned => LLVMGetNUW(v) != 0,
-            },
-            Some(LLVMOpcode::LLVMOr) => {
-                LLVMGetIsDisjoint(v) != 0 && const_int(operand(v, 1)).is_some_and(|c| c >= 0)
-            }
-            _ => false,
-        };
-        if !splits {
-            if terms.len() == MAX_TERMS {
-                return None;
-            }
-            terms.push(v);
-            return Some(0);
-        }
-        let a = split_terms(operand(v, 0), wrap, terms)?;
-        let b = split_terms(operand(v, 1), wrap, terms)?;
-        a.checked_add(b)
+    if let Some(c) = const_int(v) {
+        return (wrap != Wrap::Unsigned || c >= 0).then_some(c);
     }
+    let splits = match opcode(v) {
+        Some(LLVMOpcode::LLVMAdd) => match wrap {
+            Wrap::Any => true,
+            Wrap::Signed => nsw(v),
+            Wrap::Unsigned => inst(v).get_no_unsigned_wrap_flag().expect("an add"),
+        },
+        Some(LLVMOpcode::LLVMOr) => {
+            inst(v).get_disjoint_flag().expect("an or")
+                && const_int(operand(v, 1)).is_some_and(|c| c >= 0)
+        }
+        _ => false,
+    };
+    if !splits {
+        if terms.len() == MAX_TERMS {
+            return None;
+        }
+        terms.push(v);
+        return Some(0);
+    }
+    let a = split_terms(operand(v, 0), wrap, terms)?;
+    let b = split_terms(operand(v, 1), wrap, terms)?;
+    a.checked_add(b)
+}
+
+/// Whether `add` instruction `v` has the `nsw` flag.
+fn nsw(v: LLVMValueRef) -> bool {
+    inst(v).get_no_signed_wrap_flag().expect("an add")
 }
 
 /// An index as (terms, C) with the terms in a canonical order, or `None` for an index
@@ -261,49 +255,46 @@ fn split_terms(v: LLVMValueRef, wrap: Wrap, terms: &mut Vec<LLVMValueRef>) -> Op
 /// signed index whose outermost addition is a plain `add x, C` splits as `x` plus `C`
 /// and says so (the third value).
 fn split_add(v: LLVMValueRef, assume: bool) -> Option<(Index, i64, Option<Assumed>)> {
-    unsafe {
-        // A widened index is split inside the extension, so that `sext i` and
-        // `sext (i + 1)` share a base.
-        let (inner, wrap, ext) = match opcode(v) {
-            Some(LLVMOpcode::LLVMSExt) => (operand(v, 0), Wrap::Signed, Widen::Sign(LLVMTypeOf(v))),
-            Some(LLVMOpcode::LLVMZExt) => {
-                (operand(v, 0), Wrap::Unsigned, Widen::Zero(LLVMTypeOf(v)))
-            }
-            // GEP arithmetic is in pointer width; a narrower index is sign-extended
-            // first, so it splits like a `sext` (and is rebuilt as one).
-            _ if LLVMGetIntTypeWidth(LLVMTypeOf(v)) == 64 => (v, Wrap::Any, Widen::Keep),
-            _ => {
-                let i64 = LLVMInt64TypeInContext(LLVMGetTypeContext(LLVMTypeOf(v)));
-                (v, Wrap::Signed, Widen::Sign(i64))
-            }
-        };
-        let plain_add = assume
-            && wrap == Wrap::Signed
-            && opcode(inner) == Some(LLVMOpcode::LLVMAdd)
-            && LLVMGetNSW(inner) == 0;
-        let assumed = plain_add
-            .then(|| const_int(operand(inner, 1)))
-            .flatten()
-            .map(|c| Assumed {
-                x: operand(inner, 0),
-                c,
-            });
-        let (inner, c0) = match assumed {
-            Some(a) => (a.x, a.c),
-            None => (inner, 0),
-        };
-        let mut split = Vec::new();
-        let (mut terms, c) = match split_terms(inner, wrap, &mut split) {
-            Some(c) if !split.is_empty() => (split, c.checked_add(c0)?),
-            // Too many terms (or all constant, which GEP folding leaves rare): one term.
-            _ => (vec![inner], c0),
-        };
-        if ext == Widen::Keep && terms == [v] {
-            return None;
+    // A widened index is split inside the extension, so that `sext i` and
+    // `sext (i + 1)` share a base.
+    let ty = int(v).get_type();
+    let (inner, wrap, ext) = match opcode(v) {
+        Some(LLVMOpcode::LLVMSExt) => (operand(v, 0), Wrap::Signed, Widen::Sign(ty.as_type_ref())),
+        Some(LLVMOpcode::LLVMZExt) => {
+            (operand(v, 0), Wrap::Unsigned, Widen::Zero(ty.as_type_ref()))
         }
-        terms.sort_by_key(|&t| t as usize);
-        Some((Index { terms, ext }, c, assumed))
+        // GEP arithmetic is in pointer width; a narrower index is sign-extended
+        // first, so it splits like a `sext` (and is rebuilt as one).
+        _ if ty.get_bit_width() == 64 => (v, Wrap::Any, Widen::Keep),
+        _ => {
+            let i64 = ty.get_context().i64_type();
+            (v, Wrap::Signed, Widen::Sign(i64.as_type_ref()))
+        }
+    };
+    let plain_add =
+        assume && wrap == Wrap::Signed && opcode(inner) == Some(LLVMOpcode::LLVMAdd) && !nsw(inner);
+    let assumed = plain_add
+        .then(|| const_int(operand(inner, 1)))
+        .flatten()
+        .map(|c| Assumed {
+            x: operand(inner, 0),
+            c,
+        });
+    let (inner, c0) = match assumed {
+        Some(a) => (a.x, a.c),
+        None => (inner, 0),
+    };
+    let mut split = Vec::new();
+    let (mut terms, c) = match split_terms(inner, wrap, &mut split) {
+        Some(c) if !split.is_empty() => (split, c.checked_add(c0)?),
+        // Too many terms (or all constant, which GEP folding leaves rare): one term.
+        _ => (vec![inner], c0),
+    };
+    if ext == Widen::Keep && terms == [v] {
+        return None;
     }
+    terms.sort_by_key(|&t| t as usize);
+    Some((Index { terms, ext }, c, assumed))
 }
 
 /// `addr` without its constant-offset GEPs on top, and their byte offset, or `None`
@@ -343,48 +334,52 @@ pub fn decompose(ir: &Ir, addr: LLVMValueRef, assume: bool) -> Option<Parts> {
         });
     }
     let mut assumed = None;
-    unsafe {
-        let src = LLVMGetGEPSourceElementType(v);
-        let n = LLVMGetNumOperands(v) as u32;
-        let mut ty = src;
-        let mut idx = Vec::new();
-        for i in 1..n {
-            let op = operand(v, i);
-            // Stride of this index: the whole source type for the first, then the
-            // element type one level down (struct fields take constant indices).
-            let stride = if i == 1 {
-                Some(LLVMABISizeOfType(ir.td(), ty) as i64)
-            } else if LLVMGetTypeKind(ty) == LLVMTypeKind::LLVMStructTypeKind {
-                ty = LLVMStructGetTypeAtIndex(ty, const_int(op)? as u32);
-                None
-            } else {
-                ty = LLVMGetElementType(ty);
-                Some(LLVMABISizeOfType(ir.td(), ty) as i64)
+    let gep = inst(v);
+    let src = gep.get_gep_source_element_type().expect("a GEP");
+    let mut ty = src;
+    let mut idx = Vec::new();
+    for i in 1..gep.get_num_operands() {
+        let op = operand(v, i);
+        // Stride of this index: the whole source type for the first, then the
+        // element type one level down (struct fields take constant indices).
+        let stride = if i == 1 {
+            Some(ir.layout().get_abi_size(&ty) as i64)
+        } else if let BasicTypeEnum::StructType(st) = ty {
+            let field = st.get_field_type_at_index(const_int(op)? as u32);
+            ty = field.expect("a GEP's struct index names a field");
+            None
+        } else {
+            ty = match ty {
+                BasicTypeEnum::ArrayType(a) => a.get_element_type(),
+                BasicTypeEnum::VectorType(v) => v.get_element_type(),
+                _ => panic!("a GEP steps into arrays, vectors and structs only"),
             };
-            let split = stride
-                .filter(|_| const_int(op).is_none())
-                .and_then(|_| split_add(op, assume && assumed.is_none()));
-            match (stride, const_int(op), split) {
-                // Constant array indices fold into the offset (`t[ty][3]` and `t[ty][5]`
-                // share a base).
-                (Some(s), Some(c), _) => {
-                    off = off.checked_add(c.checked_mul(s)?)?;
-                    idx.push(Index::value(LLVMConstNull(LLVMTypeOf(op))));
-                }
-                (Some(s), None, Some((x, c, a))) => {
-                    off = off.checked_add(c.checked_mul(s)?)?;
-                    idx.push(x);
-                    assumed = assumed.or(a);
-                }
-                _ => idx.push(Index::value(op)),
-            }
-        }
-        let base = Base {
-            ptr: operand(v, 0),
-            gep: Some((src, idx)),
+            Some(ir.layout().get_abi_size(&ty) as i64)
         };
-        Some(Parts { base, off, assumed })
+        let split = stride
+            .filter(|_| const_int(op).is_none())
+            .and_then(|_| split_add(op, assume && assumed.is_none()));
+        match (stride, const_int(op), split) {
+            // Constant array indices fold into the offset (`t[ty][3]` and `t[ty][5]`
+            // share a base).
+            (Some(s), Some(c), _) => {
+                off = off.checked_add(c.checked_mul(s)?)?;
+                let zero = int(op).get_type().const_zero();
+                idx.push(Index::value(zero.as_value_ref()));
+            }
+            (Some(s), None, Some((x, c, a))) => {
+                off = off.checked_add(c.checked_mul(s)?)?;
+                idx.push(x);
+                assumed = assumed.or(a);
+            }
+            _ => idx.push(Index::value(op)),
+        }
     }
+    let base = Base {
+        ptr: operand(v, 0),
+        gep: Some((src.as_type_ref(), idx)),
+    };
+    Some(Parts { base, off, assumed })
 }
 
 /// `addr - root` in bytes as arithmetic on `addr`'s GEP indices, when `addr` is `root`
@@ -398,7 +393,7 @@ pub fn offset_from(ir: &Ir, root: LLVMValueRef, addr: LLVMValueRef) -> Option<LL
         return None;
     }
     let at_zero = Base {
-        ptr: unsafe { LLVMConstNull(LLVMTypeOf(base.ptr)) },
+        ptr: pointer(base.ptr).get_type().const_null().as_value_ref(),
         gep: base.gep,
     };
     Some(ir.to_int(at_zero.build(ir, off)))

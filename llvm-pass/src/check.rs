@@ -25,18 +25,23 @@ use crate::classify::{ObjSize, Object};
 use crate::collect::{Access, Len, Range, Target};
 use crate::elim::plan::{Anchor, CheckPlan, LoopCheck, Plan, RangeId, Unit};
 use crate::elim::ColdPaths;
-use crate::ir::{addr_space, Ir, AS_GLOBAL};
+use crate::ir::{addr_space, block, inst, int, pointer, space, Ir, AS_GLOBAL};
 use crate::launch::{RootPart, Windows};
 use crate::sites::Sites;
 use crate::strip::Roots;
 use cusafe_format::block::{class_shift, PREFIX};
 use cusafe_format::pointer::{FOREIGN_WINDOW, MAX_TAG, MIN_TAG, TAG_SHIFT};
 use cusafe_format::pseudo::PSEUDO_BIT;
-use inkwell::types::AsTypeRef;
-use llvm_sys::core::*;
-use llvm_sys::debuginfo::{LLVMInstructionGetDebugLoc, LLVMInstructionSetDebugLoc};
+use inkwell::basic_block::BasicBlock;
+use inkwell::builder::Builder;
+use inkwell::module::Linkage;
+use inkwell::types::{BasicTypeEnum, FunctionType};
+use inkwell::values::{
+    AsValueRef, BasicMetadataValueEnum, BasicValue, BasicValueEnum, PointerValue,
+};
+use inkwell::{InlineAsmDialect, IntPredicate};
 use llvm_sys::prelude::*;
-use llvm_sys::{LLVMIntPredicate, LLVMLinkage, LLVMTypeKind};
+use llvm_sys::LLVMIntPredicate;
 use std::cell::RefCell;
 use std::collections::HashMap;
 
@@ -110,91 +115,77 @@ pub const FAIL_FN: &str = "__cusafe_fail";
 pub const TRAP_FN: &str = "__cusafe_trap";
 
 /// The global through which trap-mode cold paths call [`TRAP_FN`].
-pub const TRAP_SLOT: &std::ffi::CStr = c"__cusafe_trap_slot";
+pub const TRAP_SLOT: &str = "__cusafe_trap_slot";
 
 /// Module-level things every check uses.
-pub struct Checker {
-    report_ty: LLVMTypeRef,
-    slow_fn: LLVMValueRef,
-    fail_fn: LLVMValueRef,
-    trap_ty: LLVMTypeRef,
+pub struct Checker<'ctx> {
+    /// The type of [`SLOW_FN`] and [`FAIL_FN`], which their calls are built with.
+    report_ty: FunctionType<'ctx>,
+    /// [`SLOW_FN`] (called with `report_ty`, whatever type a declaration the module
+    /// already had gives it).
+    slow_fn: PointerValue<'ctx>,
+    /// [`FAIL_FN`] (called as `slow_fn` is).
+    fail_fn: PointerValue<'ctx>,
+    /// The type of [`TRAP_FN`].
+    trap_ty: FunctionType<'ctx>,
     /// A global holding [`TRAP_FN`]'s address, in trap-mode builds: calls go through it
     /// (see `cold_call`).
-    trap_slot: Option<LLVMValueRef>,
-    no_header: LLVMValueRef,
+    trap_slot: Option<PointerValue<'ctx>>,
+    /// The zero word foreign pointers read instead of a header.
+    no_header: PointerValue<'ctx>,
     /// Which cold path each check gets (the planner's view of them).
     cold: ColdPaths,
     /// The launch-time windows of kernel pointer parameters (`crate::launch`).
     windows: Windows,
     /// Builds the bounds of [`Checker::bound`] next to their window, wherever the main
     /// builder is.
-    aux: LLVMBuilderRef,
+    aux: Builder<'ctx>,
     /// Bounds built so far, by window size value and access length.
     bounds: RefCell<HashMap<(LLVMValueRef, u64), LLVMValueRef>>,
 }
 
-impl Drop for Checker {
-    fn drop(&mut self) {
-        unsafe { LLVMDisposeBuilder(self.aux) };
-    }
-}
-
-impl Checker {
+impl<'ctx> Checker<'ctx> {
     /// Declares the cold-path functions and the no-header word in the module. `cold`:
     /// which cold path each check gets (a recover build's return); `windows`: the
     /// launch-time windows of kernel parameters.
-    pub fn new(ir: &Ir, cold: ColdPaths, windows: Windows) -> Checker {
-        unsafe {
-            // (addr, root, size compared against, access length, site): device-rt works
-            // out the rest; every argument is a register live at the call.
-            let mut params = [
-                ir.i64.as_type_ref(),
-                ir.i64.as_type_ref(),
-                ir.i64.as_type_ref(),
-                ir.i32.as_type_ref(),
-                ir.ptr.as_type_ref(),
-            ];
-            let report_ty = LLVMFunctionType(
-                ir.i32.as_type_ref(),
-                params.as_mut_ptr(),
-                params.len() as u32,
-                0,
-            );
-            let void = LLVMVoidTypeInContext(ir.raw_ctx());
-            let trap_ty = LLVMFunctionType(void, params.as_mut_ptr(), params.len() as u32, 0);
-            let declare = |name: &str, ty: LLVMTypeRef| ir.declare(name, ty);
-            let no_header = LLVMAddGlobalInAddressSpace(
-                ir.raw_module(),
-                ir.i64.as_type_ref(),
-                c"__cusafe_no_header".as_ptr(),
-                AS_GLOBAL,
-            );
-            LLVMSetInitializer(no_header, ir.c64(0));
-            LLVMSetLinkage(no_header, LLVMLinkage::LLVMInternalLinkage);
-            let trap_fn = declare(TRAP_FN, trap_ty);
-            let trap_slot = (!cold.recover).then(|| {
-                let slot = LLVMAddGlobalInAddressSpace(
-                    ir.raw_module(),
-                    ir.ptr.as_type_ref(),
-                    TRAP_SLOT.as_ptr(),
-                    AS_GLOBAL,
-                );
-                LLVMSetInitializer(slot, trap_fn);
-                LLVMSetLinkage(slot, LLVMLinkage::LLVMInternalLinkage);
-                slot
-            });
-            Checker {
-                report_ty,
-                slow_fn: declare(SLOW_FN, report_ty),
-                fail_fn: declare(FAIL_FN, report_ty),
-                trap_ty,
-                trap_slot,
-                no_header,
-                cold,
-                windows,
-                aux: LLVMCreateBuilderInContext(ir.raw_ctx()),
-                bounds: RefCell::new(HashMap::new()),
-            }
+    pub fn new(ir: &Ir<'ctx>, cold: ColdPaths, windows: Windows) -> Checker<'ctx> {
+        // (addr, root, size compared against, access length, site): device-rt works
+        // out the rest; every argument is a register live at the call.
+        let params = [
+            ir.i64.into(),
+            ir.i64.into(),
+            ir.i64.into(),
+            ir.i32.into(),
+            ir.ptr.into(),
+        ];
+        let report_ty = ir.i32.fn_type(&params, false);
+        let trap_ty = ir.ctx.void_type().fn_type(&params, false);
+        let declare = |name: &str, ty| ir.declare(name, ty).as_global_value().as_pointer_value();
+        let no_header =
+            ir.module()
+                .add_global(ir.i64, Some(space(AS_GLOBAL)), "__cusafe_no_header");
+        no_header.set_initializer(&ir.i64.const_int(0, false));
+        no_header.set_linkage(Linkage::Internal);
+        let trap_fn = declare(TRAP_FN, trap_ty);
+        let trap_slot = (!cold.recover).then(|| {
+            let slot = ir
+                .module()
+                .add_global(ir.ptr, Some(space(AS_GLOBAL)), TRAP_SLOT);
+            slot.set_initializer(&trap_fn);
+            slot.set_linkage(Linkage::Internal);
+            slot.as_pointer_value()
+        });
+        Checker {
+            report_ty,
+            slow_fn: declare(SLOW_FN, report_ty),
+            fail_fn: declare(FAIL_FN, report_ty),
+            trap_ty,
+            trap_slot,
+            no_header: no_header.as_pointer_value(),
+            cold,
+            windows,
+            aux: ir.ctx.create_builder(),
+            bounds: RefCell::new(HashMap::new()),
         }
     }
 
@@ -212,7 +203,7 @@ impl Checker {
     /// Instruments access `index` of `e`'s function: a check per planned range before
     /// it, each with its own cold report block, and the recover-mode skip after it.
     /// Ranges a dominating check covers get none; their accesses are still stripped.
-    pub fn instrument(&self, e: &mut FnEmit, index: usize) {
+    pub fn instrument(&self, e: &mut FnEmit<'_, 'ctx>, index: usize) {
         let (ir, accesses, plan) = (e.ir, e.accesses, e.plan);
         let acc = &accesses[index];
         let plans = &plan.plans[index];
@@ -250,67 +241,80 @@ impl Checker {
                 self.root_part(ir, resolve(e.replaced, a.root))
             });
         }
-        unsafe {
-            let cont = ir.split_before(LLVMGetNextInstruction(acc.inst));
-            let mut skipped_from = Vec::new();
-            for (k, units) in emits {
-                let r = &acc.ranges[k];
-                let id = RangeId {
-                    access: index,
-                    range: k,
-                };
-                let hoisted = plan.verdicts_at.get(&id).copied();
-                let (CheckPlan::Check(anchor), None) = (plans[k], hoisted) else {
-                    self.emit_batch(e, &units, hoisted);
-                    continue;
-                };
-                let original_root = r.root;
-                let r = Range {
-                    addr: resolve(e.replaced, r.addr),
-                    root: resolve(e.replaced, r.root),
-                    ..r.clone()
-                };
-                let (slow_bb, skip) = self.emit_check(e, acc.inst, &r, original_root, anchor);
-                let Some(skip) = skip else { continue };
-                // The cold block goes on to the access, or past it when told to skip.
-                let term = LLVMGetBasicBlockTerminator(slow_bb);
-                let go_on = LLVMGetSuccessor(term, 0);
-                LLVMInstructionEraseFromParent(term);
-                ir.at_end(slow_bb);
-                LLVMBuildCondBr(ir.raw_builder(), skip, cont, go_on);
-                skipped_from.push(slow_bb);
-            }
-            for r in acc
-                .ranges
-                .iter()
-                .filter(|r| matches!(r.target, Target::Heap) && !self.keeps_tags(r.root))
-            {
-                e.roots
-                    .strip_access(ir, e.func, acc.inst, r.operand, resolve(e.replaced, r.root));
-            }
-            let ty = LLVMTypeOf(acc.inst);
-            if LLVMGetTypeKind(ty) != LLVMTypeKind::LLVMVoidTypeKind
-                && !LLVMGetFirstUse(acc.inst).is_null()
-            {
-                ir.at(LLVMGetFirstInstruction(cont));
-                let phi = LLVMBuildPhi(ir.raw_builder(), ty, c"cusafe.val".as_ptr());
-                LLVMReplaceAllUsesWith(acc.inst, phi);
-                e.replaced.insert(acc.inst, phi);
-                let mut vals = vec![acc.inst];
-                let mut bbs = vec![LLVMGetInstructionParent(acc.inst)];
-                for bb in skipped_from {
-                    vals.push(LLVMConstNull(ty));
-                    bbs.push(bb);
-                }
-                LLVMAddIncoming(phi, vals.as_mut_ptr(), bbs.as_mut_ptr(), vals.len() as u32);
-            }
+        let access = inst(acc.inst);
+        let next = access
+            .get_next_instruction()
+            .expect("an access is no terminator");
+        let cont = ir.split_before(next.as_value_ref());
+        let mut skipped_from = Vec::new();
+        for (k, units) in emits {
+            let r = &acc.ranges[k];
+            let id = RangeId {
+                access: index,
+                range: k,
+            };
+            let hoisted = plan.verdicts_at.get(&id).copied();
+            let (CheckPlan::Check(anchor), None) = (plans[k], hoisted) else {
+                self.emit_batch(e, &units, hoisted);
+                continue;
+            };
+            let original_root = r.root;
+            let r = Range {
+                addr: resolve(e.replaced, r.addr),
+                root: resolve(e.replaced, r.root),
+                ..r.clone()
+            };
+            let (slow_bb, skip) = self.emit_check(e, acc.inst, &r, original_root, anchor);
+            let Some(skip) = skip else { continue };
+            // The cold block goes on to the access, or past it when told to skip.
+            let term = slow_bb
+                .get_terminator()
+                .expect("a split block ends in a branch");
+            let go_on = crate::sys::successors(term.as_value_ref())[0];
+            term.erase_from_basic_block();
+            ir.at_end(slow_bb);
+            ir.b.build_conditional_branch(int(skip), block(cont), block(go_on))
+                .expect("positioned");
+            skipped_from.push(slow_bb);
+        }
+        for r in acc
+            .ranges
+            .iter()
+            .filter(|r| matches!(r.target, Target::Heap) && !self.keeps_tags(r.root))
+        {
+            e.roots
+                .strip_access(ir, e.func, acc.inst, r.operand, resolve(e.replaced, r.root));
+        }
+        // A value the program uses (not a store's) is the access's, or zero where it
+        // was skipped.
+        let Ok(ty) = BasicTypeEnum::try_from(access.get_type()) else {
+            return;
+        };
+        if access.get_first_use().is_some() {
+            let first = block(cont)
+                .get_first_instruction()
+                .expect("the access's block");
+            ir.at(first.as_value_ref());
+            let phi = ir.b.build_phi(ty, "cusafe.val").expect("positioned");
+            access.replace_all_uses_with(&phi.as_instruction());
+            e.replaced.insert(acc.inst, phi.as_value_ref());
+            let value = unsafe { BasicValueEnum::new(acc.inst) };
+            let zero = ty.const_zero();
+            let mut incoming: Vec<(&dyn BasicValue, _)> =
+                vec![(&value, access.get_parent().expect("in a block"))];
+            incoming.extend(
+                skipped_from
+                    .into_iter()
+                    .map(|bb| (&zero as &dyn BasicValue, bb)),
+            );
+            phi.add_incoming(&incoming);
         }
     }
 
     /// Emits the check of a loop range (`elim::plan::LoopCheck`) before the preheader's
     /// terminator; a report names the access's site. The loop runs either way (recover
     /// mode does not skip the accesses of a loop whose range failed).
-    pub fn emit_loop_check(&self, e: &mut FnEmit, lc: &LoopCheck) {
+    pub fn emit_loop_check(&self, e: &mut FnEmit<'_, 'ctx>, lc: &LoopCheck) {
         let ir = e.ir;
         // The expansions may be the program's own values (a loaded row pointer), which
         // recover-mode phis have replaced since.
@@ -335,11 +339,16 @@ impl Checker {
 
     /// The verdict on range `r` at the builder's position (the heap root half from
     /// `anchor` when `e` built it there, else built here), and the length as i64.
-    fn verdict(&self, e: &FnEmit, r: &Range, anchor: Option<Anchor>) -> (Verdict, LLVMValueRef) {
+    fn verdict(
+        &self,
+        e: &FnEmit<'_, 'ctx>,
+        r: &Range,
+        anchor: Option<Anchor>,
+    ) -> (Verdict, LLVMValueRef) {
         let ir = e.ir;
         let len = match r.len {
             Len::Const(n) => ir.c64(n),
-            Len::Value(v) => ir.int_cast(v, ir.i64.as_type_ref()),
+            Len::Value(v) => ir.int_cast(v, ir.i64),
         };
         let v = match &r.target {
             Target::Heap => {
@@ -361,7 +370,7 @@ impl Checker {
     /// (trap-mode builds: the block then ends in `unreachable`).
     fn cold_call(
         &self,
-        e: &mut FnEmit,
+        e: &mut FnEmit<'_, 'ctx>,
         inst: LLVMValueRef,
         r: &Range,
         original_root: LLVMValueRef,
@@ -369,52 +378,43 @@ impl Checker {
         len: LLVMValueRef,
     ) -> Option<LLVMValueRef> {
         let ir = e.ir;
-        unsafe {
-            let out_of_line = self.cold.out_of_line(r, original_root);
-            let text = e.sites.text(ir, e.func, inst, &v.object);
-            let mut args = [
-                ir.add(v.root, v.off),
-                v.root,
-                v.size,
-                ir.int_cast(len, ir.i32.as_type_ref()),
-                e.sites.site(ir, r.flags | v.space, text),
-            ];
-            // Trap-mode calls are indirect: ptxas inlines a direct call of a function
-            // and the report's registers then count in every kernel (gemm 30 -> 54 in a
-            // one-off ptxas experiment); an indirect call keeps them the callee's own.
-            let (ty, callee) = match (out_of_line, self.trap_slot) {
-                (true, _) => (self.report_ty, self.slow_fn),
-                (false, None) => (self.report_ty, self.fail_fn),
-                (false, Some(slot)) => (
-                    self.trap_ty,
-                    LLVMBuildLoad2(
-                        ir.raw_builder(),
-                        ir.ptr.as_type_ref(),
-                        slot,
-                        c"cusafe.trap".as_ptr(),
-                    ),
-                ),
-            };
-            let call = LLVMBuildCall2(
-                ir.raw_builder(),
-                ty,
-                callee,
-                args.as_mut_ptr(),
-                args.len() as u32,
-                crate::ir::NONAME,
-            );
-            if let Some(loc) = debug_loc_of(inst) {
-                LLVMInstructionSetDebugLoc(call, loc);
+        let out_of_line = self.cold.out_of_line(r, original_root);
+        let text = e.sites.text(ir, e.func, inst, &v.object);
+        let args: [BasicMetadataValueEnum; 5] = [
+            ir.add(v.root, v.off),
+            v.root,
+            v.size,
+            ir.int_cast(len, ir.i32),
+            e.sites.site(ir, r.flags | v.space, text),
+        ]
+        .map(|a| unsafe { BasicValueEnum::new(a) }.into());
+        // Trap-mode calls are indirect: ptxas inlines a direct call of a function
+        // and the report's registers then count in every kernel (gemm 30 -> 54 in a
+        // one-off ptxas experiment); an indirect call keeps them the callee's own.
+        let (ty, callee) = match (out_of_line, self.trap_slot) {
+            (true, _) => (self.report_ty, self.slow_fn),
+            (false, None) => (self.report_ty, self.fail_fn),
+            (false, Some(slot)) => {
+                let f = ir.b.build_load(ir.ptr, slot, "cusafe.trap");
+                (self.trap_ty, f.expect("positioned").into_pointer_value())
             }
-            if ty == self.trap_ty {
-                let bb = LLVMGetInstructionParent(call);
-                LLVMInstructionEraseFromParent(LLVMGetBasicBlockTerminator(bb));
-                ir.at_end(bb);
-                LLVMBuildUnreachable(ir.raw_builder());
-                return None;
-            }
-            Some(ir.icmp(LLVMIntPredicate::LLVMIntNE, call, ir.c32(0)))
+        };
+        let call = ir.b.build_indirect_call(ty, callee, &args, "");
+        let call = call.expect("positioned");
+        let call_inst = crate::ir::inst(call.as_value_ref());
+        if let Some(loc) = crate::ir::inst(inst).get_debug_location() {
+            call_inst.set_debug_location(Some(loc));
         }
+        if ty == self.trap_ty {
+            let bb = call_inst.get_parent().expect("built in a block");
+            bb.get_terminator()
+                .expect("a split block ends in a branch")
+                .erase_from_basic_block();
+            ir.at_end(bb);
+            ir.b.build_unreachable().expect("positioned");
+            return None;
+        }
+        Some(ir.icmp(LLVMIntPredicate::LLVMIntNE, call.as_value_ref(), ir.c32(0)))
     }
 
     /// Emits the check of one range before `inst` (`original_root`: see `cold_call`);
@@ -422,21 +422,21 @@ impl Checker {
     /// the access (`None`: the cold block does not return).
     fn emit_check(
         &self,
-        e: &mut FnEmit,
+        e: &mut FnEmit<'_, 'ctx>,
         inst: LLVMValueRef,
         r: &Range,
         original_root: LLVMValueRef,
         anchor: Option<Anchor>,
-    ) -> (LLVMBasicBlockRef, Option<LLVMValueRef>) {
+    ) -> (BasicBlock<'ctx>, Option<LLVMValueRef>) {
         let ir = e.ir;
         ir.at(inst);
         let (v, len) = self.verdict(e, r, anchor);
-        unsafe {
-            let term = ir.split_if_then(v.bad, inst);
-            ir.at(term);
-            let skip = self.cold_call(e, inst, r, original_root, &v, len);
-            (LLVMGetInstructionParent(term), skip)
-        }
+        let term = ir.split_if_then(v.bad, inst);
+        // The cold block (before the call: a call that never returns erases `term`).
+        let bb = crate::ir::inst(term).get_parent().expect("a split block");
+        ir.at(term);
+        let skip = self.cold_call(e, inst, r, original_root, &v, len);
+        (bb, skip)
     }
 
     /// Emits the one branch of a batch (`batch`; a single neighbouring group is a batch
@@ -447,7 +447,12 @@ impl Checker {
     /// batched accesses are not skipped. The verdicts are built before `verdicts_at`
     /// when given (a loop preheader's terminator: `elim`'s loop-invariant verdicts),
     /// else before the first access; the branch is always at the first access.
-    fn emit_batch(&self, e: &mut FnEmit, units: &[Unit], verdicts_at: Option<LLVMValueRef>) {
+    fn emit_batch(
+        &self,
+        e: &mut FnEmit<'_, 'ctx>,
+        units: &[Unit],
+        verdicts_at: Option<LLVMValueRef>,
+    ) {
         let (ir, accesses, plan) = (e.ir, e.accesses, e.plan);
         let inst = units[0].id.inst(accesses);
         let at = verdicts_at.unwrap_or(inst);
@@ -538,7 +543,7 @@ impl Checker {
     /// `end <=u size & end >=u len` with `end = off + len` (or a zero run-time length).
     fn fits(
         &self,
-        ir: &Ir,
+        ir: &Ir<'ctx>,
         r: &Range,
         off: LLVMValueRef,
         size: LLVMValueRef,
@@ -564,36 +569,44 @@ impl Checker {
     /// zero header or a poisoned root's zero limit). Built once per window and length,
     /// right after the window's size (a constant folds), so a hoisted root half hoists
     /// its bounds too.
-    fn bound(&self, ir: &Ir, size: LLVMValueRef, len: u64) -> LLVMValueRef {
-        use LLVMIntPredicate::*;
+    fn bound(&self, ir: &Ir<'ctx>, size: LLVMValueRef, len: u64) -> LLVMValueRef {
         let key = (size, len);
         if let Some(&b) = self.bounds.borrow().get(&key) {
             return b;
         }
-        unsafe {
-            let ty = LLVMTypeOf(size);
-            let k = LLVMConstInt(ty, len - 1, 0);
-            let b = if !LLVMIsAConstantInt(size).is_null() {
-                // An object's size: fold.
-                let n = LLVMConstIntGetZExtValue(size);
-                LLVMConstInt(ty, n.saturating_sub(len - 1), 0)
-            } else {
-                // Right after the size's definition (an instruction), or at the entry.
-                let at = self.aux;
-                if LLVMIsAInstruction(size).is_null() {
-                    let func = LLVMGetBasicBlockParent(LLVMGetInsertBlock(ir.raw_builder()));
-                    let entry = LLVMGetEntryBasicBlock(func);
-                    LLVMPositionBuilderBefore(at, LLVMGetFirstInstruction(entry));
-                } else {
-                    LLVMPositionBuilderBefore(at, LLVMGetNextInstruction(size));
+        let size = int(size);
+        let ty = size.get_type();
+        let k = ty.const_int(len - 1, false);
+        let b = if let Some(n) = size.get_zero_extended_constant() {
+            // An object's size: fold.
+            ty.const_int(n.saturating_sub(len - 1), false)
+        } else {
+            // Right after the size's definition (an instruction), or at the entry.
+            let at = &self.aux;
+            let after = match size.as_instruction() {
+                Some(def) => def.get_next_instruction(),
+                None => {
+                    let bb = ir.b.get_insert_block().expect("positioned");
+                    let func = bb.get_parent().expect("a block of a function");
+                    let entry = func.get_first_basic_block().expect("a body");
+                    entry.get_first_instruction()
                 }
-                let ge = LLVMBuildICmp(at, LLVMIntUGE, size, k, crate::ir::NONAME);
-                let rest = LLVMBuildSub(at, size, k, crate::ir::NONAME);
-                LLVMBuildSelect(at, ge, rest, LLVMConstNull(ty), c"cusafe.bound".as_ptr())
             };
-            self.bounds.borrow_mut().insert(key, b);
-            b
-        }
+            at.position_before(&after.expect("a value is defined before a terminator"));
+            let ge = at.build_int_compare(IntPredicate::UGE, size, k, "");
+            let rest = at.build_int_sub(size, k, "");
+            let zero = ty.const_zero();
+            let b = at.build_select(
+                ge.expect("positioned"),
+                rest.expect("positioned"),
+                zero,
+                "cusafe.bound",
+            );
+            b.expect("positioned").into_int_value()
+        };
+        let b = b.as_value_ref();
+        self.bounds.borrow_mut().insert(key, b);
+        b
     }
 
     /// The root half of the heap check (docs/pass.md, "Per function"), at the builder's position: the
@@ -610,125 +623,97 @@ impl Checker {
     ///
     /// A kernel parameter with a launch-time window (`crate::launch`) takes it from its
     /// hidden parameters instead: the runtime worked out the same values at launch.
-    fn root_part(&self, ir: &Ir, root: LLVMValueRef) -> RootPart {
+    fn root_part(&self, ir: &Ir<'ctx>, root: LLVMValueRef) -> RootPart {
         use LLVMIntPredicate::*;
         if let Some(w) = self.windows.get(&crate::classify::strip_casts(root)) {
             return *w;
         }
-        unsafe {
-            let ri = ir.to_int(root);
-            let t = ir.lshr(ri, ir.c64(TAG_SHIFT.into()));
-            let in_range = ir.icmp(
-                LLVMIntULT,
-                ir.sub(t, ir.c64(MIN_TAG.into())),
-                ir.c64((MAX_TAG - MIN_TAG + 1).into()),
-            );
-            let shift = ir.and(ir.add(t, ir.c64(class_shift(0).into())), ir.c64(63));
-            let base = ir.and(ri, ir.shl(ir.c64(u64::MAX), shift));
-            let no_hdr = LLVMConstPtrToInt(self.no_header, ir.i64.as_type_ref());
-            let hdr_addr = ir.select(in_range, base, no_hdr);
-            let hdr_ptr = LLVMBuildIntToPtr(
-                ir.raw_builder(),
-                hdr_addr,
-                ir.gptr.as_type_ref(),
-                c"cusafe.hdr".as_ptr(),
-            );
-            let size = LLVMBuildLoad2(
-                ir.raw_builder(),
-                ir.i64.as_type_ref(),
-                hdr_ptr,
-                c"cusafe.size".as_ptr(),
-            );
-            LLVMSetAlignment(size, 8);
-            let tagged = ir.icmp(LLVMIntUGE, ri, ir.c64(1 << PSEUDO_BIT));
-            let (foreign_start, foreign_limit) = FOREIGN_WINDOW;
-            let other_start = ir.select(tagged, ri, ir.c64(foreign_start));
-            let other_limit = ir.select(tagged, ir.c64(0), ir.c64(foreign_limit));
-            RootPart {
-                start: ir.select(in_range, ir.add(base, ir.c64(PREFIX)), other_start),
-                limit: ir.select(in_range, size, other_limit),
-            }
+        let ri = ir.to_int(root);
+        let t = ir.lshr(ri, ir.c64(TAG_SHIFT.into()));
+        let in_range = ir.icmp(
+            LLVMIntULT,
+            ir.sub(t, ir.c64(MIN_TAG.into())),
+            ir.c64((MAX_TAG - MIN_TAG + 1).into()),
+        );
+        let shift = ir.and(ir.add(t, ir.c64(class_shift(0).into())), ir.c64(63));
+        let base = ir.and(ri, ir.shl(ir.c64(u64::MAX), shift));
+        let no_hdr = self.no_header.const_to_int(ir.i64);
+        let hdr_addr = ir.select(in_range, base, no_hdr.as_value_ref());
+        let hdr_ptr = ir.b.build_int_to_ptr(int(hdr_addr), ir.gptr, "cusafe.hdr");
+        let hdr_ptr = hdr_ptr.expect("positioned");
+        let size = ir.b.build_load(ir.i64, hdr_ptr, "cusafe.size");
+        let size = size.expect("positioned").into_int_value();
+        let load = size.as_instruction().expect("a load");
+        load.set_alignment(8).expect("a load takes an alignment");
+        let size = size.as_value_ref();
+        let tagged = ir.icmp(LLVMIntUGE, ri, ir.c64(1 << PSEUDO_BIT));
+        let (foreign_start, foreign_limit) = FOREIGN_WINDOW;
+        let other_start = ir.select(tagged, ri, ir.c64(foreign_start));
+        let other_limit = ir.select(tagged, ir.c64(0), ir.c64(foreign_limit));
+        RootPart {
+            start: ir.select(in_range, ir.add(base, ir.c64(PREFIX)), other_start),
+            limit: ir.select(in_range, size, other_limit),
         }
     }
 
     /// The address half of the heap check: the range must fit in the root half's window.
-    fn heap_verdict(&self, ir: &Ir, r: &Range, len: LLVMValueRef, p: RootPart) -> Verdict {
-        unsafe {
-            let off = ir.sub(ir.to_int(r.addr), p.start);
-            let inside = self.fits(ir, r, off, p.limit, len);
-            Verdict {
-                bad: LLVMBuildNot(ir.raw_builder(), inside, crate::ir::NONAME),
-                off,
-                root: p.start,
-                size: p.limit,
-                space: 0,
-                object: String::new(),
-            }
+    fn heap_verdict(&self, ir: &Ir<'ctx>, r: &Range, len: LLVMValueRef, p: RootPart) -> Verdict {
+        let off = ir.sub(ir.to_int(r.addr), p.start);
+        let inside = self.fits(ir, r, off, p.limit, len);
+        Verdict {
+            bad: ir.not(inside),
+            off,
+            root: p.start,
+            size: p.limit,
+            space: 0,
+            object: String::new(),
         }
     }
 
     /// The static fast path: bounds of an object known at compile time, no header.
-    fn object_verdict(&self, ir: &Ir, r: &Range, o: &Object, len: LLVMValueRef) -> Verdict {
-        unsafe {
-            // Compare in the address space of the access.
-            let root = if addr_space(r.root) == addr_space(r.addr) {
-                r.root
-            } else {
-                LLVMBuildAddrSpaceCast(
-                    ir.raw_builder(),
-                    r.root,
-                    LLVMTypeOf(r.addr),
-                    crate::ir::NONAME,
-                )
-            };
-            let bi = ir.to_int(root);
-            let size = match o.size {
-                ObjSize::Const(n) => ir.c64(n),
-                ObjSize::DynamicShared => {
-                    ir.int_cast(self.dynamic_smem_size(ir), ir.i64.as_type_ref())
-                }
-            };
-            let off = crate::base::offset_from(ir, r.root, r.addr)
-                .unwrap_or_else(|| ir.sub(ir.to_int(r.addr), bi));
-            let inside = self.fits(ir, r, off, size, len);
-            let bad = LLVMBuildNot(ir.raw_builder(), inside, crate::ir::NONAME);
-            Verdict {
-                bad,
-                off,
-                root: bi,
-                size,
-                space: o.space,
-                object: o.name.clone(),
-            }
+    fn object_verdict(&self, ir: &Ir<'ctx>, r: &Range, o: &Object, len: LLVMValueRef) -> Verdict {
+        // Compare in the address space of the access.
+        let root = if addr_space(r.root) == addr_space(r.addr) {
+            r.root
+        } else {
+            let ty = pointer(r.addr).get_type();
+            let cast = ir.b.build_address_space_cast(pointer(r.root), ty, "");
+            cast.expect("positioned").as_value_ref()
+        };
+        let bi = ir.to_int(root);
+        let size = match o.size {
+            ObjSize::Const(n) => ir.c64(n),
+            ObjSize::DynamicShared => ir.int_cast(self.dynamic_smem_size(ir), ir.i64),
+        };
+        let off = crate::base::offset_from(ir, r.root, r.addr)
+            .unwrap_or_else(|| ir.sub(ir.to_int(r.addr), bi));
+        let inside = self.fits(ir, r, off, size, len);
+        Verdict {
+            bad: ir.not(inside),
+            off,
+            root: bi,
+            size,
+            space: o.space,
+            object: o.name.clone(),
         }
     }
 
     /// `%dynamic_smem_size`: the dynamic shared memory this launch was given.
-    fn dynamic_smem_size(&self, ir: &Ir) -> LLVMValueRef {
+    fn dynamic_smem_size(&self, ir: &Ir<'ctx>) -> LLVMValueRef {
         let asm = "mov.u32 $0, %dynamic_smem_size;";
-        let constraints = "=r";
-        unsafe {
-            let ty = LLVMFunctionType(ir.i32.as_type_ref(), std::ptr::null_mut(), 0, 0);
-            let f = LLVMGetInlineAsm(
-                ty,
-                asm.as_ptr() as *mut _,
-                asm.len(),
-                constraints.as_ptr() as *mut _,
-                constraints.len(),
-                0,
-                0,
-                llvm_sys::LLVMInlineAsmDialect::LLVMInlineAsmDialectATT,
-                0,
-            );
-            LLVMBuildCall2(
-                ir.raw_builder(),
-                ty,
-                f,
-                std::ptr::null_mut(),
-                0,
-                c"cusafe.dynsmem".as_ptr(),
-            )
-        }
+        let ty = ir.i32.fn_type(&[], false);
+        let (side_effects, align_stack, can_throw) = (false, false, false);
+        let f = ir.ctx.create_inline_asm(
+            ty,
+            asm.to_string(),
+            "=r".to_string(),
+            side_effects,
+            align_stack,
+            Some(InlineAsmDialect::ATT),
+            can_throw,
+        );
+        let call = ir.b.build_indirect_call(ty, f, &[], "cusafe.dynsmem");
+        call.expect("positioned").as_value_ref()
     }
 }
 
@@ -746,9 +731,4 @@ struct Verdict {
     size: LLVMValueRef,
     space: u32,
     object: String,
-}
-
-fn debug_loc_of(inst: LLVMValueRef) -> Option<LLVMMetadataRef> {
-    let loc = unsafe { LLVMInstructionGetDebugLoc(inst) };
-    (!loc.is_null()).then_some(loc)
 }

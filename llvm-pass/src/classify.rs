@@ -10,14 +10,18 @@
 //!   against the block its tag names. Checking against the root rather than the
 //!   address catches non-linear jumps into another live block.
 
-use crate::ir::{addr_space, opcode, operand, Ir, AS_GENERIC, AS_GLOBAL, AS_SHARED};
+use crate::ir::{
+    addr_space, function, inst, int, opcode, operand, pointer, Ir, AS_GENERIC, AS_GLOBAL, AS_SHARED,
+};
+use crate::sys::{const_opcode, gep_source_type, is_global_variable, num_operands, param_parent};
 use cusafe_format::report::{
     OBJECT_DYNAMIC_SHARED, OBJECT_GLOBAL_VAR, OBJECT_LOCAL, OBJECT_SHARED,
 };
-use llvm_sys::core::*;
+use inkwell::attributes::{Attribute, AttributeLoc};
+use inkwell::types::BasicTypeEnum;
+use inkwell::values::{AsValueRef, GlobalValue, PhiValue};
 use llvm_sys::prelude::*;
-use llvm_sys::target::{LLVMABISizeOfType, LLVMOffsetOfElement};
-use llvm_sys::{LLVMOpcode, LLVMTypeKind};
+use llvm_sys::LLVMOpcode;
 
 /// Name of the `inttoptr` that gives a re-laid-out local its tagged pointer (`locals`).
 pub const TAGGED_LOCAL: &str = "cusafe.tagged";
@@ -89,8 +93,7 @@ pub fn strip_casts(mut v: LLVMValueRef) -> LLVMValueRef {
 
 /// The opcode of an instruction or constant expression.
 pub fn op_of(v: LLVMValueRef) -> Option<LLVMOpcode> {
-    opcode(v)
-        .or_else(|| unsafe { (!LLVMIsAConstantExpr(v).is_null()).then(|| LLVMGetConstOpcode(v)) })
+    opcode(v).or_else(|| const_opcode(v))
 }
 
 fn strip_one(v: LLVMValueRef) -> Option<LLVMValueRef> {
@@ -102,30 +105,35 @@ fn strip_one(v: LLVMValueRef) -> Option<LLVMValueRef> {
     }
 }
 
-/// The value of a constant integer (sign-extended).
+/// The value of a constant integer of at most 64 bits (sign-extended).
 pub fn const_int(v: LLVMValueRef) -> Option<i64> {
-    unsafe { (!LLVMIsAConstantInt(v).is_null()).then(|| LLVMConstIntGetSExtValue(v)) }
+    // Only integer-typed values are inkwell integer values.
+    crate::sys::int_width(v)?;
+    int(v).get_sign_extended_constant()
 }
 
 /// Byte offset a constant-index GEP adds, or `None` if an index is not constant.
 pub fn gep_offset(ir: &Ir, gep: LLVMValueRef) -> Option<i64> {
-    unsafe {
-        let mut ty = LLVMGetGEPSourceElementType(gep);
-        let n = LLVMGetNumOperands(gep) as u32;
-        let first = const_int(operand(gep, 1))?;
-        let mut off = first.checked_mul(LLVMABISizeOfType(ir.td(), ty) as i64)?;
-        for i in 2..n {
-            let idx = const_int(operand(gep, i))?;
-            if LLVMGetTypeKind(ty) == LLVMTypeKind::LLVMStructTypeKind {
-                off = off.checked_add(LLVMOffsetOfElement(ir.td(), ty, idx as u32) as i64)?;
-                ty = LLVMStructGetTypeAtIndex(ty, idx as u32);
-            } else {
-                ty = LLVMGetElementType(ty);
-                off = off.checked_add(idx.checked_mul(LLVMABISizeOfType(ir.td(), ty) as i64)?)?;
-            }
+    // An instruction or a constant expression: the `sys` queries take both.
+    let mut ty = unsafe { BasicTypeEnum::new(gep_source_type(gep)) };
+    let layout = ir.layout();
+    let first = const_int(operand(gep, 1))?;
+    let mut off = first.checked_mul(layout.get_abi_size(&ty) as i64)?;
+    for i in 2..num_operands(gep) {
+        let idx = const_int(operand(gep, i))?;
+        if let BasicTypeEnum::StructType(st) = ty {
+            off = off.checked_add(layout.offset_of_element(&st, idx as u32)? as i64)?;
+            ty = st.get_field_type_at_index(idx as u32)?;
+        } else {
+            ty = match ty {
+                BasicTypeEnum::ArrayType(a) => a.get_element_type(),
+                BasicTypeEnum::VectorType(v) => v.get_element_type(),
+                _ => panic!("a GEP steps into arrays, vectors and structs only"),
+            };
+            off = off.checked_add(idx.checked_mul(layout.get_abi_size(&ty) as i64)?)?;
         }
-        Some(off)
     }
+    Some(off)
 }
 
 /// Offset of `addr` from its root when every step is constant.
@@ -235,15 +243,20 @@ fn merge_into(
 ) -> bool {
     let r = root_of(v);
     let incoming: Vec<LLVMValueRef> = match op_of(r) {
-        Some(LLVMOpcode::LLVMPHI) => unsafe {
-            (0..LLVMCountIncoming(r))
-                .map(|i| LLVMGetIncomingValue(r, i))
+        Some(LLVMOpcode::LLVMPHI) => {
+            let phi = unsafe { PhiValue::new(r) };
+            (0..phi.count_incoming())
+                .map(|i| {
+                    phi.get_incoming(i)
+                        .expect("an incoming value")
+                        .0
+                        .as_value_ref()
+                })
                 .collect()
-        },
+        }
         Some(LLVMOpcode::LLVMSelect) => vec![operand(r, 1), operand(r, 2)],
         _ => {
-            let is_object =
-                unsafe { !LLVMIsAAllocaInst(r).is_null() || !LLVMIsAGlobalVariable(r).is_null() };
+            let is_object = opcode(r) == Some(LLVMOpcode::LLVMAlloca) || is_global_variable(r);
             return is_object && *object.get_or_insert(r) == r;
         }
     };
@@ -255,41 +268,39 @@ fn merge_into(
 
 /// The object `root` is, if it is one whose size the pass can know.
 fn object_of(ir: &Ir, root: LLVMValueRef) -> Option<Object> {
-    unsafe {
-        if !LLVMIsAAllocaInst(root).is_null() {
-            let count = const_int(LLVMGetOperand(root, 0))?;
-            let size = (count as u64)
-                .checked_mul(LLVMABISizeOfType(ir.td(), LLVMGetAllocatedType(root)))?;
-            return Some(Object {
-                size: ObjSize::Const(size),
-                space: OBJECT_LOCAL,
-                name: crate::ir::name(root),
-            });
-        }
-        if LLVMIsAGlobalVariable(root).is_null() {
-            return None;
-        }
-        let ty = LLVMGlobalGetValueType(root);
-        let bytes = LLVMABISizeOfType(ir.td(), ty);
-        let name = crate::ir::name(root);
-        let space = match addr_space(root) {
-            Some(AS_SHARED) if bytes == 0 => {
-                return Some(Object {
-                    size: ObjSize::DynamicShared,
-                    space: OBJECT_DYNAMIC_SHARED,
-                    name,
-                })
-            }
-            Some(AS_SHARED) => OBJECT_SHARED,
-            Some(AS_GLOBAL | AS_CONST | AS_GENERIC) => OBJECT_GLOBAL_VAR,
-            _ => return None,
-        };
-        (bytes > 0).then_some(Object {
-            size: ObjSize::Const(bytes),
-            space,
-            name,
-        })
+    if opcode(root) == Some(LLVMOpcode::LLVMAlloca) {
+        let count = const_int(operand(root, 0))?;
+        let ty = inst(root).get_allocated_type().expect("an alloca");
+        let size = (count as u64).checked_mul(ir.layout().get_abi_size(&ty))?;
+        return Some(Object {
+            size: ObjSize::Const(size),
+            space: OBJECT_LOCAL,
+            name: crate::ir::name(root),
+        });
     }
+    if !is_global_variable(root) {
+        return None;
+    }
+    let ty = unsafe { GlobalValue::new(root) }.get_value_type();
+    let bytes = ir.layout().get_abi_size(&ty);
+    let name = crate::ir::name(root);
+    let space = match addr_space(root) {
+        Some(AS_SHARED) if bytes == 0 => {
+            return Some(Object {
+                size: ObjSize::DynamicShared,
+                space: OBJECT_DYNAMIC_SHARED,
+                name,
+            })
+        }
+        Some(AS_SHARED) => OBJECT_SHARED,
+        Some(AS_GLOBAL | AS_CONST | AS_GENERIC) => OBJECT_GLOBAL_VAR,
+        _ => return None,
+    };
+    (bytes > 0).then_some(Object {
+        size: ObjSize::Const(bytes),
+        space,
+        name,
+    })
 }
 
 /// Decides how an access of `len` bytes (if known) through `addr` is checked.
@@ -310,9 +321,9 @@ pub fn decide(ir: &Ir, addr: LLVMValueRef, len: Option<u64>) -> Decision {
     // Heap roots keep the pointer the address was formed from: its tag names the block.
     let root = root_of(addr);
     let heap_space = |v| matches!(addr_space(v), Some(AS_GENERIC | AS_GLOBAL));
-    let constant =
-        unsafe { !LLVMIsAConstant(root).is_null() || !LLVMIsAAllocaInst(root).is_null() };
-    if heap_space(addr) && heap_space(root) && !constant {
+    // (Asked of a pointer: `heap_space` holds.)
+    let constant = || pointer(root).is_const() || opcode(root) == Some(LLVMOpcode::LLVMAlloca);
+    if heap_space(addr) && heap_space(root) && !constant() {
         Decision::Heap { root }
     } else {
         Decision::Unknown
@@ -326,9 +337,7 @@ pub fn decide(ir: &Ir, addr: LLVMValueRef, len: Option<u64>) -> Decision {
 /// either). Anything else might have been stored or passed by code that took an
 /// object's address.
 pub fn may_be_pseudo(root: LLVMValueRef, kernels: &[LLVMValueRef]) -> bool {
-    let kernel_arg = |v: LLVMValueRef| unsafe {
-        !LLVMIsAArgument(v).is_null() && kernels.contains(&LLVMGetParamParent(v))
-    };
+    let kernel_arg = |v: LLVMValueRef| param_parent(v).is_some_and(|f| kernels.contains(&f));
     if kernel_arg(root) {
         return false;
     }
@@ -342,12 +351,12 @@ pub fn may_be_pseudo(root: LLVMValueRef, kernels: &[LLVMValueRef]) -> bool {
 
 /// Whether argument `arg` is passed by value (`byval`).
 fn is_byval(arg: LLVMValueRef) -> bool {
-    unsafe {
-        let f = LLVMGetParamParent(arg);
-        let index = (0..LLVMCountParams(f))
-            .find(|&i| LLVMGetParam(f, i) == arg)
-            .expect("an argument of its parent");
-        let kind = LLVMGetEnumAttributeKindForName(c"byval".as_ptr(), 5);
-        !LLVMGetEnumAttributeAtIndex(f, index + 1, kind).is_null()
-    }
+    let f = param_parent(arg).expect("an argument");
+    let f = function(f);
+    let index = (0..f.count_params())
+        .find(|&i| f.get_nth_param(i).is_some_and(|p| p.as_value_ref() == arg))
+        .expect("an argument of its parent");
+    let kind = Attribute::get_named_enum_kind_id("byval");
+    f.get_enum_attribute(AttributeLoc::Param(index), kind)
+        .is_some()
 }

@@ -5,7 +5,7 @@
 use crate::classify::{decide, Decision, Object};
 use crate::ir::{callee, is_intrinsic, name, opcode, operand, Ir};
 use cusafe_format::report::{ACCESS_ATOMIC, ACCESS_RANGE, ACCESS_WRITE};
-use inkwell::types::AsTypeRef;
+use inkwell::types::BasicTypeEnum;
 use inkwell::values::{BasicValueEnum, CallSiteValue, InstructionValue, IntValue};
 use llvm_sys::prelude::*;
 use llvm_sys::LLVMOpcode;
@@ -105,8 +105,8 @@ fn takes_pointer(call: LLVMValueRef) -> bool {
 }
 
 /// The type of first-class value `v`.
-fn type_of(v: LLVMValueRef) -> LLVMTypeRef {
-    unsafe { BasicValueEnum::new(v) }.get_type().as_type_ref()
+fn type_of<'ctx>(v: LLVMValueRef) -> BasicTypeEnum<'ctx> {
+    unsafe { BasicValueEnum::new(v) }.get_type()
 }
 
 impl Found {
@@ -148,15 +148,15 @@ impl Found {
         match opcode(inst) {
             Some(LLVMOpcode::LLVMLoad) => {
                 let ty = unsafe { InstructionValue::new(inst) }.get_type();
-                let len = ir.store_size(ty.as_type_ref());
+                let len = ir.store_size(&ty);
                 self.add(ir, &mut ranges, inst, 0, Len::Const(len), 0);
             }
             Some(LLVMOpcode::LLVMStore) => {
-                let len = ir.store_size(type_of(operand(inst, 0)));
+                let len = ir.store_size(&type_of(operand(inst, 0)));
                 self.add(ir, &mut ranges, inst, 1, Len::Const(len), ACCESS_WRITE);
             }
             Some(LLVMOpcode::LLVMAtomicRMW | LLVMOpcode::LLVMAtomicCmpXchg) => {
-                let len = ir.store_size(type_of(operand(inst, 1)));
+                let len = ir.store_size(&type_of(operand(inst, 1)));
                 self.add(
                     ir,
                     &mut ranges,

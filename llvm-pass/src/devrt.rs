@@ -30,7 +30,7 @@ const ENTRIES: [&str; 8] = [
     SIZE_FN,
 ];
 
-/// Links the runtime into `ir.raw_module()`, makes its entry points internal, inlines every
+/// Links the runtime into `ir`'s module, makes its entry points internal, inlines every
 /// call of [`FAIL_FN`] (unless `inline_cold` is off: the IR tests read the cold calls'
 /// arguments) and deletes the entry points nothing calls.
 pub fn link(ir: &Ir, inline_cold: bool) -> Result<(), String> {
@@ -67,8 +67,7 @@ pub fn link(ir: &Ir, inline_cold: bool) -> Result<(), String> {
         }
     }
     // A trap slot no cold path loads would keep the trap entry alive.
-    let slot_name = TRAP_SLOT.to_str().expect("an ASCII name");
-    if let Some(slot) = ir.module().get_global(slot_name) {
+    if let Some(slot) = ir.module().get_global(TRAP_SLOT) {
         if slot.as_pointer_value().get_first_use().is_none() {
             unsafe { slot.delete() };
         }

@@ -115,6 +115,12 @@ impl Cfg {
         self.index.get(&bb).copied()
     }
 
+    /// Index of the block of instruction `inst`, if reachable.
+    pub fn block_of(&self, inst: LLVMValueRef) -> Option<usize> {
+        let parent = unsafe { InstructionValue::new(inst) }.get_parent()?;
+        self.block_index(parent.as_mut_ptr())
+    }
+
     /// Whether block `a` dominates block `b` (indices).
     pub fn block_dominates(&self, a: usize, mut b: usize) -> bool {
         loop {
@@ -131,11 +137,7 @@ impl Cfg {
     /// Whether original instruction `a` dominates original instruction `b` (`a` runs
     /// before `b` on every path to `b`); false for unknown or unreachable instructions.
     pub fn dominates(&self, a: LLVMValueRef, b: LLVMValueRef) -> bool {
-        let block = |i| {
-            let parent = unsafe { InstructionValue::new(i) }.get_parent()?;
-            self.block_index(parent.as_mut_ptr())
-        };
-        let (Some(ba), Some(bb)) = (block(a), block(b)) else {
+        let (Some(ba), Some(bb)) = (self.block_of(a), self.block_of(b)) else {
             return false;
         };
         if ba == bb {

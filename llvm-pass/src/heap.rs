@@ -10,7 +10,7 @@
 use crate::ir::{callee, instructions, name, Ir};
 use crate::sites::Sites;
 use cusafe_format::devheap::MARKER_SYMBOL;
-use inkwell::types::{AsTypeRef, FunctionType};
+use inkwell::types::FunctionType;
 use inkwell::values::{
     AsValueRef, BasicMetadataValueEnum, BasicValue, BasicValueEnum, CallSiteValue, FunctionValue,
     InstructionOpcode, InstructionValue,
@@ -113,6 +113,5 @@ fn declare<'ctx>(
     name: &str,
     ty: FunctionType<'ctx>,
 ) -> (FunctionValue<'ctx>, FunctionType<'ctx>) {
-    let f = unsafe { FunctionValue::new(ir.declare(name, ty.as_type_ref())) };
-    (f.expect("a function"), ty)
+    (ir.declare(name, ty), ty)
 }

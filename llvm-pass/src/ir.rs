@@ -11,13 +11,12 @@ use inkwell::builder::Builder;
 use inkwell::context::ContextRef;
 use inkwell::module::{Linkage, Module};
 use inkwell::targets::TargetData;
-use inkwell::types::{AnyTypeEnum, FunctionType, IntType, PointerType};
+use inkwell::types::{AnyType, FunctionType, IntType, PointerType};
 use inkwell::values::{
     AsValueRef, BasicValueEnum, FunctionValue, InstructionValue, IntValue, PointerValue,
 };
 use inkwell::{AddressSpace, IntPredicate};
 use llvm_sys::prelude::*;
-use llvm_sys::target::LLVMTargetDataRef;
 use llvm_sys::LLVMIntPredicate;
 use std::mem::ManuallyDrop;
 
@@ -52,17 +51,34 @@ pub struct Ir<'ctx> {
     pub gptr: PointerType<'ctx>,
 }
 
-/// Empty name for new values.
-pub const NONAME: *const std::ffi::c_char = c"".as_ptr();
-
 /// The inkwell address space `space`.
 pub fn space(space: u32) -> AddressSpace {
     AddressSpace::from(u16::try_from(space).expect("address spaces the pass uses fit u16"))
 }
 
-/// `v` as an inkwell integer value.
-fn int<'ctx>(v: LLVMValueRef) -> IntValue<'ctx> {
+/// `v` (integer-typed) as an inkwell integer value.
+pub fn int<'ctx>(v: LLVMValueRef) -> IntValue<'ctx> {
     unsafe { IntValue::new(v) }
+}
+
+/// `v` (pointer-typed) as an inkwell pointer value.
+pub fn pointer<'ctx>(v: LLVMValueRef) -> PointerValue<'ctx> {
+    unsafe { PointerValue::new(v) }
+}
+
+/// The instruction `v` as an inkwell instruction.
+pub fn inst<'ctx>(v: LLVMValueRef) -> InstructionValue<'ctx> {
+    unsafe { InstructionValue::new(v) }
+}
+
+/// The function `f` as an inkwell function.
+pub fn function<'ctx>(f: LLVMValueRef) -> FunctionValue<'ctx> {
+    unsafe { FunctionValue::new(f) }.expect("a function")
+}
+
+/// The basic block `bb` as an inkwell block.
+pub fn block<'ctx>(bb: LLVMBasicBlockRef) -> BasicBlock<'ctx> {
+    unsafe { BasicBlock::new(bb) }.expect("a block")
 }
 
 impl<'ctx> Ir<'ctx> {
@@ -94,35 +110,14 @@ impl<'ctx> Ir<'ctx> {
         &self.module
     }
 
-    /// The raw module, for code not yet on inkwell.
-    pub fn raw_module(&self) -> LLVMModuleRef {
-        self.module.as_mut_ptr()
-    }
-
-    /// The raw context, for code not yet on inkwell.
-    pub fn raw_ctx(&self) -> LLVMContextRef {
-        self.ctx.raw()
-    }
-
-    /// The raw builder, for code not yet on inkwell. Position it only through
-    /// [`Ir::at`] and [`Ir::at_end`] (inkwell tracks whether its builder is positioned).
-    pub fn raw_builder(&self) -> LLVMBuilderRef {
-        self.b.as_mut_ptr()
-    }
-
     /// The module's data layout (inkwell).
     pub fn layout(&self) -> &TargetData {
         &self.td
     }
 
-    /// The module's data layout.
-    pub fn td(&self) -> LLVMTargetDataRef {
-        self.td.as_mut_ptr()
-    }
-
     /// Bytes written by a store of type `ty`.
-    pub fn store_size(&self, ty: LLVMTypeRef) -> u64 {
-        self.td.get_store_size(&unsafe { AnyTypeEnum::new(ty) })
+    pub fn store_size(&self, ty: &dyn AnyType<'ctx>) -> u64 {
+        self.td.get_store_size(ty)
     }
 
     /// An `i64` constant.
@@ -136,15 +131,11 @@ impl<'ctx> Ir<'ctx> {
     }
 
     /// The module's function `name`, declared with type `ty` if it has none.
-    pub fn declare(&self, name: &str, ty: LLVMTypeRef) -> LLVMValueRef {
+    pub fn declare(&self, name: &str, ty: FunctionType<'ctx>) -> FunctionValue<'ctx> {
         assert!(!name.contains('\0'), "no NUL in a function name");
         self.module
             .get_function(name)
-            .unwrap_or_else(|| {
-                self.module
-                    .add_function(name, unsafe { FunctionType::new(ty) }, None)
-            })
-            .as_value_ref()
+            .unwrap_or_else(|| self.module.add_function(name, ty, None))
     }
 
     /// Gives the module the marker `symbol` (by which the runtime learns something of
@@ -163,23 +154,20 @@ impl<'ctx> Ir<'ctx> {
         g.set_linkage(Linkage::WeakODR);
     }
 
-    /// Positions the builder right before `inst`.
-    pub fn at(&self, inst: LLVMValueRef) {
-        self.b
-            .position_before(&unsafe { InstructionValue::new(inst) });
+    /// Positions the builder right before instruction `before`.
+    pub fn at(&self, before: LLVMValueRef) {
+        self.b.position_before(&inst(before));
     }
 
     /// Positions the builder at the end of `bb`.
-    pub fn at_end(&self, bb: LLVMBasicBlockRef) {
-        self.b
-            .position_at_end(unsafe { BasicBlock::new(bb) }.expect("a block"));
+    pub fn at_end(&self, bb: BasicBlock<'ctx>) {
+        self.b.position_at_end(bb);
     }
 
     /// `ptrtoint v to i64`.
     pub fn to_int(&self, v: LLVMValueRef) -> LLVMValueRef {
-        let p = unsafe { PointerValue::new(v) };
         self.b
-            .build_ptr_to_int(p, self.i64, "")
+            .build_ptr_to_int(pointer(v), self.i64, "")
             .expect("positioned")
             .as_value_ref()
     }
@@ -214,6 +202,12 @@ impl<'ctx> Ir<'ctx> {
         r.expect("positioned").as_value_ref()
     }
 
+    /// `!a` (all bits flipped).
+    pub fn not(&self, a: LLVMValueRef) -> LLVMValueRef {
+        let r = self.b.build_not(int(a), "");
+        r.expect("positioned").as_value_ref()
+    }
+
     /// `a + b`.
     pub fn add(&self, a: LLVMValueRef, b: LLVMValueRef) -> LLVMValueRef {
         let r = self.b.build_int_add(int(a), int(b), "");
@@ -242,8 +236,7 @@ impl<'ctx> Ir<'ctx> {
     }
 
     /// `zext/trunc v to ty` (integers).
-    pub fn int_cast(&self, v: LLVMValueRef, ty: LLVMTypeRef) -> LLVMValueRef {
-        let ty = unsafe { IntType::new(ty) };
+    pub fn int_cast(&self, v: LLVMValueRef, ty: IntType<'ctx>) -> LLVMValueRef {
         let r = self.b.build_int_cast_sign_flag(int(v), ty, false, "");
         r.expect("positioned").as_value_ref()
     }
@@ -268,20 +261,18 @@ impl<'ctx> Ir<'ctx> {
 const NOCHECK: &str = "cusafe.nocheck";
 
 /// Marks a memory instruction the pass made itself (epoch state, headers): never checked.
-pub fn mark_nocheck(ir: &Ir, inst: LLVMValueRef) {
+pub fn mark_nocheck(ir: &Ir, i: LLVMValueRef) {
     let kind = ir.ctx.get_kind_id(NOCHECK);
     let node = ir.ctx.metadata_node(&[]);
-    let inst = unsafe { InstructionValue::new(inst) };
-    inst.set_metadata(node, kind)
+    inst(i)
+        .set_metadata(node, kind)
         .expect("an empty node is a node");
 }
 
 /// Whether `inst` carries the mark of [`mark_nocheck`].
-pub fn is_nocheck(ir: &Ir, inst: LLVMValueRef) -> bool {
+pub fn is_nocheck(ir: &Ir, i: LLVMValueRef) -> bool {
     let kind = ir.ctx.get_kind_id(NOCHECK);
-    unsafe { InstructionValue::new(inst) }
-        .get_metadata(kind)
-        .is_some()
+    inst(i).get_metadata(kind).is_some()
 }
 
 /// Whether `f` is an intrinsic (`llvm.*`).
@@ -291,8 +282,8 @@ pub fn is_intrinsic(f: LLVMValueRef) -> bool {
 
 /// All instructions of function `f`, in order (collected first, so callers may change IR).
 pub fn instructions(f: LLVMValueRef) -> Vec<LLVMValueRef> {
-    let f = unsafe { FunctionValue::new(f) }.expect("a function");
-    f.get_basic_block_iter()
+    function(f)
+        .get_basic_block_iter()
         .flat_map(|bb| bb.get_instructions())
         .map(|i| i.as_value_ref())
         .collect()

@@ -18,12 +18,9 @@
 //! disposed), its context, the pass's one builder and the common types as inkwell
 //! objects. The few C API calls inkwell has no API for sit in [`sys`], each with the
 //! reason; what only LLVM's C++ API offers (splitting, inlining, ScalarEvolution, ...)
-//! is the shim's ([`ffi`]). On inkwell so far: [`ir`], [`kernels`], [`stack`], [`heap`],
-//! [`sites`], [`devrt`], [`coverage`], [`shared`], [`strip`], [`launch`], [`arith`],
-//! [`collect`], [`shape`], [`remat`], [`dom`], [`intervals`] and this module. The
-//! others ([`check`], [`classify`], [`locals`], [`base`], [`elim`]) still call llvm-sys
-//! directly through `Ir`'s raw accessors (`raw_builder`, `raw_module`, `raw_ctx`, the
-//! types' `as_type_ref`); values cross between the two as raw `LLVMValueRef`s.
+//! is the shim's ([`ffi`]). No module but [`sys`] calls llvm-sys; values still cross
+//! between modules as raw `LLVMValueRef`s (and a few types as `LLVMTypeRef`s), which
+//! each wraps in inkwell values ([`ir::int`], [`ir::inst`], ...) to work on them.
 
 mod arith;
 mod base;

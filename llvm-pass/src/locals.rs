@@ -16,19 +16,19 @@
 
 use crate::arith::is_safe_use;
 use crate::classify::merged_object;
-use crate::ir::{callee, instructions, mark_nocheck, opcode, uses, Ir, NONAME};
+use crate::ir::{
+    callee, function, inst, instructions, int, mark_nocheck, opcode, operand, pointer, uses, Ir,
+};
 use cusafe_format::pseudo::{
     local_class, tag_bits, DEPTH_MASK, DEPTH_SHIFT, GEN_MASK, GEN_SHIFT, LOCAL_PREFIX, OUT_OF_SCOPE,
 };
 use cusafe_format::rtpage::{
     EPOCH_DEPTH_OFFSET, EPOCH_GENS_PER_SLOT, EPOCH_GEN_OFFSET, RTPAGE_ADDR,
 };
-use inkwell::types::AsTypeRef;
-use llvm_sys::core::*;
+use inkwell::basic_block::BasicBlock;
+use inkwell::values::{AsValueRef, BasicValue, InstructionValue};
 use llvm_sys::prelude::*;
-use llvm_sys::target::LLVMABISizeOfType;
 use llvm_sys::LLVMOpcode;
-use std::ffi::CString;
 
 /// Whether a pointer derived from `alloca` leaves the function's view through a use of
 /// `v`. Calls to functions without a body (printf's vprintf, external functions) are
@@ -50,99 +50,97 @@ fn escapes(
         {
             seen.insert(user) && escapes(user, alloca, seen)
         }
-        Some(LLVMOpcode::LLVMCall)
-            if callee(user).is_some_and(|f| unsafe { LLVMIsDeclaration(f) != 0 }) =>
-        {
-            false
-        }
+        Some(LLVMOpcode::LLVMCall) if callee(user).is_some_and(is_declaration) => false,
         _ => !is_safe_use(user, idx),
     })
+}
+
+/// Whether function `f` has no body.
+fn is_declaration(f: LLVMValueRef) -> bool {
+    function(f).as_global_value().is_declaration()
+}
+
+/// The entry block of function `f`.
+fn entry<'ctx>(f: LLVMValueRef) -> BasicBlock<'ctx> {
+    function(f)
+        .get_first_basic_block()
+        .expect("a defined function")
 }
 
 /// The allocas of `f` to re-lay-out, with their payload sizes and classes.
 fn escaping_allocas(ir: &Ir, f: LLVMValueRef) -> Vec<(LLVMValueRef, u64, u32)> {
     let mut out = Vec::new();
-    unsafe {
-        let entry = LLVMGetEntryBasicBlock(f);
-        let mut i = LLVMGetFirstInstruction(entry);
-        while !i.is_null() {
-            if !LLVMIsAAllocaInst(i).is_null() && escapes(i, i, &mut Default::default()) {
-                let count = LLVMGetOperand(i, 0);
-                if !LLVMIsAConstantInt(count).is_null() {
-                    let size = LLVMConstIntGetZExtValue(count)
-                        * LLVMABISizeOfType(ir.td(), LLVMGetAllocatedType(i));
-                    if let Some(t) = local_class(size) {
-                        out.push((i, size, t));
-                    }
-                }
-            }
-            i = LLVMGetNextInstruction(i);
+    for i in entry(f).get_instructions() {
+        let v = i.as_value_ref();
+        if opcode(v) != Some(LLVMOpcode::LLVMAlloca) || !escapes(v, v, &mut Default::default()) {
+            continue;
+        }
+        let Some(count) = int(operand(v, 0)).get_zero_extended_constant() else {
+            continue;
+        };
+        let ty = i.get_allocated_type().expect("an alloca");
+        let size = count * ir.layout().get_abi_size(&ty);
+        if let Some(t) = local_class(size) {
+            out.push((v, size, t));
         }
     }
     out
 }
 
+/// A call of the special-register reader `name` (`i32 name()`).
 fn sreg(ir: &Ir, name: &str) -> LLVMValueRef {
-    unsafe {
-        let cname = CString::new(name).expect("no NUL");
-        let ty = LLVMFunctionType(ir.i32.as_type_ref(), std::ptr::null_mut(), 0, 0);
-        let mut f = LLVMGetNamedFunction(ir.raw_module(), cname.as_ptr());
-        if f.is_null() {
-            f = LLVMAddFunction(ir.raw_module(), cname.as_ptr(), ty);
-        }
-        LLVMBuildCall2(ir.raw_builder(), ty, f, std::ptr::null_mut(), 0, NONAME)
-    }
+    let ty = ir.i32.fn_type(&[], false);
+    let f = ir.declare(name, ty).as_global_value().as_pointer_value();
+    let call = ir.b.build_indirect_call(ty, f, &[], "");
+    call.expect("positioned").as_value_ref()
 }
 
 /// `((smid & 255) * 64 + (warpid & 63)) * 32 + laneid`, as device-rt computes it.
 fn slot(ir: &Ir) -> LLVMValueRef {
-    let z = |v| ir.int_cast(v, ir.i64.as_type_ref());
+    let z = |v| ir.int_cast(v, ir.i64);
     let sm = ir.and(z(sreg(ir, "llvm.nvvm.read.ptx.sreg.smid")), ir.c64(255));
     let warp = ir.and(z(sreg(ir, "llvm.nvvm.read.ptx.sreg.warpid")), ir.c64(63));
     let lane = z(sreg(ir, "llvm.nvvm.read.ptx.sreg.laneid"));
     ir.add(ir.shl(ir.add(ir.shl(sm, ir.c64(6)), warp), ir.c64(5)), lane)
 }
 
+/// The global byte at `base + index`.
 fn byte_ptr(ir: &Ir, base: u64, index: LLVMValueRef) -> LLVMValueRef {
-    unsafe {
-        LLVMBuildIntToPtr(
-            ir.raw_builder(),
-            ir.add(ir.c64(base), index),
-            ir.gptr.as_type_ref(),
-            NONAME,
-        )
-    }
+    let addr = int(ir.add(ir.c64(base), index));
+    let p = ir.b.build_int_to_ptr(addr, ir.gptr, "");
+    p.expect("positioned").as_value_ref()
 }
 
 /// Marks a memory instruction of the epoch bookkeeping so that no check is put on it.
-fn nocheck(ir: &Ir, inst: LLVMValueRef) -> LLVMValueRef {
-    mark_nocheck(ir, inst);
+fn nocheck<'ctx>(ir: &Ir<'ctx>, inst: InstructionValue<'ctx>) -> InstructionValue<'ctx> {
+    mark_nocheck(ir, inst.as_value_ref());
     inst
+}
+
+/// `*p = v` on an epoch byte or header word, never checked.
+fn store<'ctx>(ir: &Ir<'ctx>, p: LLVMValueRef, v: LLVMValueRef) -> InstructionValue<'ctx> {
+    let st = ir.b.build_store(pointer(p), int(v));
+    nocheck(ir, st.expect("positioned"))
 }
 
 /// `++*p` on an epoch byte; returns the new value.
 fn bump(ir: &Ir, p: LLVMValueRef) -> LLVMValueRef {
-    unsafe {
-        let v = ir.add(
-            nocheck(
-                ir,
-                LLVMBuildLoad2(ir.raw_builder(), ir.i8.as_type_ref(), p, NONAME),
-            ),
-            LLVMConstInt(ir.i8.as_type_ref(), 1, 0),
-        );
-        nocheck(ir, LLVMBuildStore(ir.raw_builder(), v, p));
-        v
-    }
+    let old = ir.b.build_load(ir.i8, pointer(p), "").expect("positioned");
+    let load = old.as_instruction_value().expect("a load");
+    nocheck(ir, load);
+    let one = ir.i8.const_int(1, false);
+    let v = ir.add(old.as_value_ref(), one.as_value_ref());
+    store(ir, p, v);
+    v
 }
 
-fn first_non_alloca(entry: LLVMBasicBlockRef) -> LLVMValueRef {
-    unsafe {
-        let mut i = LLVMGetFirstInstruction(entry);
-        while !LLVMIsAAllocaInst(i).is_null() {
-            i = LLVMGetNextInstruction(i);
-        }
-        i
+/// The first instruction of `entry` after its allocas.
+fn first_non_alloca(entry: BasicBlock) -> LLVMValueRef {
+    let mut i = entry.get_first_instruction();
+    while let Some(a) = i.filter(|a| opcode(a.as_value_ref()) == Some(LLVMOpcode::LLVMAlloca)) {
+        i = a.get_next_instruction();
     }
+    i.expect("a block ends in a terminator").as_value_ref()
 }
 
 /// What [`instrument`] did to a function.
@@ -164,80 +162,77 @@ pub fn instrument(ir: &Ir, f: LLVMValueRef) -> Relaid {
         .iter()
         .map(|&(old, _, _)| lifetime_markers(old))
         .collect();
-    unsafe {
-        let at = first_non_alloca(LLVMGetEntryBasicBlock(f));
+    let at = first_non_alloca(entry(f));
+    ir.at(at);
+    let slot = slot(ir);
+    let depth_ptr = byte_ptr(ir, RTPAGE_ADDR + EPOCH_DEPTH_OFFSET, slot);
+    let d = bump(ir, depth_ptr);
+    let d64 = ir.int_cast(d, ir.i64);
+    let gen_index = ir.add(
+        ir.shl(slot, ir.c64(EPOCH_GENS_PER_SLOT.trailing_zeros().into())),
+        ir.and(d64, ir.c64(EPOCH_GENS_PER_SLOT - 1)),
+    );
+    let gen_ptr = byte_ptr(ir, RTPAGE_ADDR + EPOCH_GEN_OFFSET, gen_index);
+    let g = bump(ir, gen_ptr);
+    let g64 = ir.int_cast(g, ir.i64);
+    // Epoch bits (d, g) of the tag; the pseudo bit and class are or-ed in per object.
+    let depth_bits = ir.shl(ir.and(d64, ir.c64(DEPTH_MASK)), ir.c64(DEPTH_SHIFT.into()));
+    let gen_bits = ir.shl(ir.and(g64, ir.c64(GEN_MASK)), ir.c64(GEN_SHIFT.into()));
+    let epoch_bits = ir.or(depth_bits, gen_bits);
+    let mut dead_markers = Vec::new();
+    for (&(old, size, t), marks) in objects.iter().zip(markers) {
+        let block = 1u64 << (t + 3);
+        ir.at(old);
+        let len = u32::try_from(LOCAL_PREFIX + size + 1).expect("a local class's block fits u32");
+        let new = ir.b.build_alloca(ir.i8.array_type(len), "cusafe.local");
+        let new = new.expect("positioned");
+        let alloca = new.as_instruction().expect("an alloca");
+        alloca.set_alignment(block as u32).expect("a power of two");
+        let new = new.as_value_ref();
         ir.at(at);
-        let slot = slot(ir);
-        let depth_ptr = byte_ptr(ir, RTPAGE_ADDR + EPOCH_DEPTH_OFFSET, slot);
-        let d = bump(ir, depth_ptr);
-        let d64 = ir.int_cast(d, ir.i64.as_type_ref());
-        let gen_index = ir.add(
-            ir.shl(slot, ir.c64(EPOCH_GENS_PER_SLOT.trailing_zeros().into())),
-            ir.and(d64, ir.c64(EPOCH_GENS_PER_SLOT - 1)),
-        );
-        let gen_ptr = byte_ptr(ir, RTPAGE_ADDR + EPOCH_GEN_OFFSET, gen_index);
-        let g = bump(ir, gen_ptr);
-        let g64 = ir.int_cast(g, ir.i64.as_type_ref());
-        // Epoch bits (d, g) of the tag; the pseudo bit and class are or-ed in per object.
-        let depth_bits = ir.shl(ir.and(d64, ir.c64(DEPTH_MASK)), ir.c64(DEPTH_SHIFT.into()));
-        let gen_bits = ir.shl(ir.and(g64, ir.c64(GEN_MASK)), ir.c64(GEN_SHIFT.into()));
-        let epoch_bits = ir.or(depth_bits, gen_bits);
-        let mut dead_markers = Vec::new();
-        let tagged_name = CString::new(crate::classify::TAGGED_LOCAL).expect("no NUL");
-        for (&(old, size, t), marks) in objects.iter().zip(markers) {
-            let block = 1u64 << (t + 3);
-            ir.at(old);
-            let ty = LLVMArrayType2(ir.i8.as_type_ref(), LOCAL_PREFIX + size + 1);
-            let new = LLVMBuildAlloca(ir.raw_builder(), ty, c"cusafe.local".as_ptr());
-            LLVMSetAlignment(new, block as u32);
-            ir.at(at);
-            store_header(ir, new, size);
-            // Scopes: the header says "out of scope" between lifetime.end and the next
-            // lifetime.start (use after scope); the markers themselves must name an
-            // alloca, which the new block is not, so they go (at the end: `at` may be one).
-            for &(marker, starts) in &marks {
-                ir.at(marker);
-                store_header(ir, new, if starts { size } else { size | OUT_OF_SCOPE });
-            }
-            dead_markers.extend(marks.into_iter().map(|(m, _)| m));
-            ir.at(at);
-            let payload = ir.add(ir.to_int(new), ir.c64(LOCAL_PREFIX));
-            let tagged = ir.or(ir.or(payload, ir.c64(tag_bits(t, 0, 0))), epoch_bits);
-            let ptr = LLVMBuildIntToPtr(
-                ir.raw_builder(),
-                tagged,
-                LLVMTypeOf(old),
-                tagged_name.as_ptr(),
-            );
-            LLVMReplaceAllUsesWith(old, ptr);
-            LLVMInstructionEraseFromParent(old);
+        store_header(ir, new, size);
+        // Scopes: the header says "out of scope" between lifetime.end and the next
+        // lifetime.start (use after scope); the markers themselves must name an
+        // alloca, which the new block is not, so they go (at the end: `at` may be one).
+        for &(marker, starts) in &marks {
+            ir.at(marker);
+            store_header(ir, new, if starts { size } else { size | OUT_OF_SCOPE });
         }
-        // Epilogue: restore the depth on every return.
+        dead_markers.extend(marks.into_iter().map(|(m, _)| m));
         ir.at(at);
-        let restore = ir.sub(d, LLVMConstInt(ir.i8.as_type_ref(), 1, 0));
-        for i in instructions(f) {
-            if opcode(i) == Some(LLVMOpcode::LLVMRet) {
-                ir.at(i);
-                nocheck(ir, LLVMBuildStore(ir.raw_builder(), restore, depth_ptr));
-            }
+        let payload = ir.add(ir.to_int(new), ir.c64(LOCAL_PREFIX));
+        let tagged = ir.or(ir.or(payload, ir.c64(tag_bits(t, 0, 0))), epoch_bits);
+        let old = pointer(old);
+        let ptr =
+            ir.b.build_int_to_ptr(int(tagged), old.get_type(), crate::classify::TAGGED_LOCAL);
+        old.replace_all_uses_with(ptr.expect("positioned"));
+        old.as_instruction()
+            .expect("an alloca")
+            .erase_from_basic_block();
+    }
+    // Epilogue: restore the depth on every return.
+    ir.at(at);
+    let restore = ir.sub(d, ir.i8.const_int(1, false).as_value_ref());
+    for i in instructions(f) {
+        if opcode(i) == Some(LLVMOpcode::LLVMRet) {
+            ir.at(i);
+            store(ir, depth_ptr, restore);
         }
-        let scope_marks = dead_markers.len();
-        for m in dead_markers {
-            LLVMInstructionEraseFromParent(m);
-        }
-        Relaid {
-            objects: objects.len(),
-            scope_marks,
-        }
+    }
+    let scope_marks = dead_markers.len();
+    for m in dead_markers {
+        inst(m).erase_from_basic_block();
+    }
+    Relaid {
+        objects: objects.len(),
+        scope_marks,
     }
 }
 
 /// Writes a local object's header word (its size, maybe with `OUT_OF_SCOPE`).
 fn store_header(ir: &Ir, block: LLVMValueRef, word: u64) {
-    unsafe {
-        let hdr = nocheck(ir, LLVMBuildStore(ir.raw_builder(), ir.c64(word), block));
-        LLVMSetAlignment(hdr, 8);
-    }
+    let hdr = store(ir, block, ir.c64(word));
+    hdr.set_alignment(8).expect("a store takes an alignment");
 }
 
 /// The `llvm.lifetime.start` (true) and `llvm.lifetime.end` (false) calls on `alloca`.
@@ -269,16 +264,8 @@ fn lifetime_markers(alloca: LLVMValueRef) -> Vec<(LLVMValueRef, bool)> {
 
 /// Resets the epoch depth of the running thread's slot at the entry of `kernel`.
 pub fn reset_depth_at_entry(ir: &Ir, kernel: LLVMValueRef) {
-    unsafe {
-        ir.at(first_non_alloca(LLVMGetEntryBasicBlock(kernel)));
-        let depth_ptr = byte_ptr(ir, RTPAGE_ADDR + EPOCH_DEPTH_OFFSET, slot(ir));
-        nocheck(
-            ir,
-            LLVMBuildStore(
-                ir.raw_builder(),
-                LLVMConstInt(ir.i8.as_type_ref(), 0, 0),
-                depth_ptr,
-            ),
-        );
-    }
+    ir.at(first_non_alloca(entry(kernel)));
+    let depth_ptr = byte_ptr(ir, RTPAGE_ADDR + EPOCH_DEPTH_OFFSET, slot(ir));
+    let zero = ir.i8.const_int(0, false);
+    store(ir, depth_ptr, zero.as_value_ref());
 }

@@ -4,8 +4,8 @@
 //! clones the pure arithmetic that address needs to where the check is.
 
 use crate::dom::Cfg;
-use crate::ir::{callee, opcode, operand, Ir};
-use inkwell::values::{AsValueRef, BasicValueEnum, InstructionValue};
+use crate::ir::{callee, inst, opcode, operand, Ir};
+use inkwell::values::{AsValueRef, BasicValueEnum};
 use llvm_sys::prelude::*;
 use llvm_sys::LLVMOpcode;
 use std::collections::HashMap;
@@ -29,11 +29,6 @@ fn pure_value(v: LLVMValueRef) -> bool {
         }
         _ => false,
     }
-}
-
-/// The instruction `v`.
-fn inst<'ctx>(v: LLVMValueRef) -> InstructionValue<'ctx> {
-    unsafe { InstructionValue::new(v) }
 }
 
 /// The operands of instruction `v` that are values (a call's callee is not).

@@ -228,6 +228,24 @@ pub fn gep_source_type(gep: LLVMValueRef) -> LLVMTypeRef {
     unsafe { LLVMGetGEPSourceElementType(gep) }
 }
 
+/// The function whose parameter `v` is, if `v` is a parameter.
+///
+/// inkwell has no argument value kind, no `LLVMIsAArgument` query and no
+/// `LLVMGetParamParent`: a parameter is a plain `BasicValueEnum`, found only by
+/// searching the parameters of a function already at hand.
+pub fn param_parent(v: LLVMValueRef) -> Option<LLVMValueRef> {
+    unsafe { (!LLVMIsAArgument(v).is_null()).then(|| LLVMGetParamParent(v)) }
+}
+
+/// The opcode of `v` if it is a constant expression.
+///
+/// inkwell has no constant-expression value kind and no `LLVMGetConstOpcode`: its
+/// opcodes are those of instructions (`InstructionValue::get_opcode`), while GEPs and
+/// casts of globals (`__shared__` arrays among them) are constant expressions.
+pub fn const_opcode(v: LLVMValueRef) -> Option<LLVMOpcode> {
+    unsafe { (!LLVMIsAConstantExpr(v).is_null()).then(|| LLVMGetConstOpcode(v)) }
+}
+
 /// The bit width of `v`'s type if it is an integer type.
 ///
 /// inkwell's value-to-type path (`AnyValueEnum::new(..).get_type()`) panics on label,

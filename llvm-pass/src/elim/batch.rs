@@ -23,7 +23,6 @@ use super::join::{available, call_between};
 use super::plan::{Anchor, Batch, CheckPlan, Plan, RangeId, Unit};
 use crate::collect::{Access, Len};
 use crate::dom::Cfg;
-use llvm_sys::core::*;
 use llvm_sys::prelude::*;
 
 /// Most checks one batch takes: every member's address is live from the batch's branch
@@ -50,7 +49,7 @@ pub fn form(cfg: &Cfg, accesses: &[Access], plan: &mut Plan) {
             let joins = batch.first().is_some_and(|first| {
                 let leader = first.id.inst(accesses);
                 batch.len() < MAX_UNITS
-                    && unsafe { LLVMGetInstructionParent(leader) == LLVMGetInstructionParent(inst) }
+                    && crate::ir::inst(leader).get_parent() == crate::ir::inst(inst).get_parent()
                     && !call_between(leader, inst)
                     && needs(accesses, plan, unit)
                         .iter()

@@ -30,9 +30,8 @@ use super::plan::{CheckPlan, Hull, Plan, RangeId, Shape};
 use crate::base::{decompose, Base, Index, Parts, Widen};
 use crate::collect::{Access, Len};
 use crate::dom::Cfg;
-use crate::ir::Ir;
+use crate::ir::{inst, int, Ir};
 use crate::remat::Remat;
-use llvm_sys::core::*;
 use llvm_sys::prelude::*;
 
 /// Most rows one hull takes (their indices' clones are live from the check on).
@@ -60,7 +59,7 @@ fn row_base(base: &Base) -> Option<(LLVMValueRef, LLVMTypeRef, LLVMValueRef)> {
             terms,
             ext: Widen::Sign(_),
         }] if terms.len() == 1 => {
-            let bits = unsafe { LLVMGetIntTypeWidth(LLVMTypeOf(terms[0])) };
+            let bits = int(terms[0]).get_type().get_bit_width();
             (bits <= 32).then_some((base.ptr, *elem, terms[0]))
         }
         _ => None,
@@ -137,14 +136,12 @@ pub fn form(ir: &Ir, cfg: &Cfg, accesses: &[Access], plan: &mut Plan) {
                 (Some(first), Some(row)) => {
                     let (a, b) = (&accesses[first.unit.access], &accesses[i]);
                     let (ra, rb) = (first.unit.of(accesses), id.of(accesses));
-                    let same_block = unsafe {
-                        LLVMGetInstructionParent(a.inst) == LLVMGetInstructionParent(b.inst)
-                    };
+                    let same_block = inst(a.inst).get_parent() == inst(b.inst).get_parent();
                     same_block
                         && ra.root == rb.root
                         && same_target(&ra.target, &rb.target)
                         && (first.ptr, first.elem) == (row.ptr, row.elem)
-                        && unsafe { LLVMTypeOf(first.x) == LLVMTypeOf(row.x) }
+                        && int(first.x).get_type() == int(row.x).get_type()
                         && !call_between(a.inst, b.inst)
                         && run.len() < MAX_ROWS
                 }
@@ -186,7 +183,7 @@ fn close(cfg: &Cfg, accesses: &[Access], plan: &mut Plan, run: Vec<Row>) {
         .filter_map(|r| r.wrap)
         .reduce(|(a, b), (c, d)| (a.min(c), b.max(d)));
     // The guard's one compare needs the constants to span less than half the type.
-    let bits = unsafe { LLVMGetIntTypeWidth(LLVMTypeOf(run[0].x)) };
+    let bits = int(run[0].x).get_type().get_bit_width();
     if wrap.is_some_and(|(lo, hi)| hi - lo >= 1 << (bits - 1)) {
         return;
     }

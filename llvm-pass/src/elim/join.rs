@@ -4,8 +4,8 @@
 
 use crate::collect::Target;
 use crate::dom::Cfg;
-use crate::ir::{callee, is_intrinsic, opcode};
-use llvm_sys::core::*;
+use crate::ir::{callee, inst, is_intrinsic, opcode};
+use inkwell::values::AsValueRef;
 use llvm_sys::prelude::*;
 use llvm_sys::LLVMOpcode;
 
@@ -26,12 +26,12 @@ pub fn may_stop(f: LLVMValueRef) -> bool {
 /// Whether a call that may not return (anything but an intrinsic, or a trap) lies
 /// strictly between `from` and `to` (same block, `from` first).
 pub fn call_between(from: LLVMValueRef, to: LLVMValueRef) -> bool {
-    let mut i = unsafe { LLVMGetNextInstruction(from) };
-    while !i.is_null() && i != to {
+    let mut next = inst(from).get_next_instruction();
+    while let Some(i) = next.map(|i| i.as_value_ref()).filter(|&i| i != to) {
         if opcode(i) == Some(LLVMOpcode::LLVMCall) && callee(i).is_none_or(may_stop) {
             return true;
         }
-        i = unsafe { LLVMGetNextInstruction(i) };
+        next = inst(i).get_next_instruction();
     }
     false
 }
@@ -39,7 +39,7 @@ pub fn call_between(from: LLVMValueRef, to: LLVMValueRef) -> bool {
 /// Whether `v` is available right before `leader`: a constant or argument, or an
 /// instruction that dominates it.
 pub fn available(cfg: &Cfg, v: LLVMValueRef, leader: LLVMValueRef) -> bool {
-    let constant = unsafe { LLVMIsAInstruction(v).is_null() };
+    let constant = opcode(v).is_none();
     constant || cfg.dominates(v, leader)
 }
 

@@ -74,13 +74,13 @@ use crate::classify::{const_int, root_of, ObjSize};
 use crate::collect::{Access, Len, Range, Target};
 use crate::dom::Cfg;
 use crate::intervals::Intervals;
-use crate::ir::{callee, opcode, Ir};
+use crate::ir::{block, callee, inst, opcode, Ir};
 use crate::loops::LoopAnalyses;
 use crate::options::{PassOptions, Recover};
 use crate::remat::Remat;
 use cusafe_format::report::ACCESS_RANGE;
+use inkwell::values::AsValueRef;
 use join::{can_join, may_stop, same_target};
-use llvm_sys::core::*;
 use llvm_sys::prelude::*;
 use llvm_sys::LLVMOpcode;
 use plan::{Anchor, CheckPlan, Group, LoopCheck, Plan, RangeId, Shape, Unit};
@@ -94,22 +94,22 @@ fn same_len(a: &Len, b: &Len) -> bool {
     }
 }
 
+/// The terminator of block `b` of `cfg` (a preheader's: a branch to its loop).
+fn terminator(cfg: &Cfg, b: usize) -> LLVMValueRef {
+    let term = block(cfg.blocks[b]).get_terminator();
+    term.expect("a preheader ends in a branch").as_value_ref()
+}
+
 /// Whether `v` is defined inside the loop with body `body`.
 fn defined_in(cfg: &Cfg, v: LLVMValueRef, body: &[bool]) -> bool {
-    unsafe {
-        if LLVMIsAInstruction(v).is_null() {
-            return false;
-        }
-        cfg.block_index(LLVMGetInstructionParent(v))
-            .is_none_or(|b| body[b])
-    }
+    opcode(v).is_some() && cfg.block_of(v).is_none_or(|b| body[b])
 }
 
 /// The outermost preheader the root half of a check in block `b` on `root` can move to:
 /// out of each loop that does not define the root and, unless the root is a function
 /// argument or derived from one, whose every trip runs block `b`.
 fn hoist_target(cfg: &Cfg, b: usize, root: LLVMValueRef) -> Option<LLVMValueRef> {
-    let from_argument = unsafe { !LLVMIsAArgument(root_of(root)).is_null() };
+    let from_argument = crate::sys::param_parent(root_of(root)).is_some();
     let mut at = b;
     let mut target = None;
     for l in cfg.loops_of(b) {
@@ -123,7 +123,7 @@ fn hoist_target(cfg: &Cfg, b: usize, root: LLVMValueRef) -> Option<LLVMValueRef>
         if !runs_every_trip && !from_argument {
             break;
         }
-        target = Some(unsafe { LLVMGetBasicBlockTerminator(cfg.blocks[p]) });
+        target = Some(terminator(cfg, p));
         at = p;
     }
     target
@@ -145,11 +145,13 @@ fn raise(
 ) -> LLVMValueRef {
     let mut at = access;
     loop {
-        let prev = unsafe { LLVMGetPreviousInstruction(at) };
-        let stop = prev.is_null()
-            || prev == root
+        let Some(prev) = inst(at).get_previous_instruction() else {
+            return at;
+        };
+        let prev = prev.as_value_ref();
+        let stop = prev == root
             || may_skip.contains(&prev)
-            || unsafe { !LLVMIsAPHINode(prev).is_null() }
+            || opcode(prev) == Some(LLVMOpcode::LLVMPHI)
             || (opcode(prev) == Some(LLVMOpcode::LLVMCall) && callee(prev).is_none_or(may_stop));
         if stop {
             return at;
@@ -202,7 +204,9 @@ fn group_neighbours(ir: &Ir, cfg: &Cfg, accesses: &[Access], plan: &mut Plan) {
     };
     for &i in &order {
         let acc = &accesses[i];
-        let bb = unsafe { LLVMGetInstructionParent(acc.inst) };
+        let bb = inst(acc.inst)
+            .get_parent()
+            .expect("an access is in a block");
         if block != Some(bb) {
             close(&mut open, plan);
             block = Some(bb);
@@ -280,7 +284,7 @@ pub fn plan(
     scoped: bool,
     opts: &PassOptions,
 ) -> Plan {
-    let block_of = |a: &Access| cfg.block_index(unsafe { LLVMGetInstructionParent(a.inst) });
+    let block_of = |a: &Access| cfg.block_of(a.inst);
     let mut order: Vec<usize> = (0..accesses.len()).collect();
     // Reverse post order of blocks, then position: a dominator comes before what it
     // dominates (layout order does not promise that). Unreachable blocks go last.
@@ -301,8 +305,8 @@ pub fn plan(
         .filter(|a| cold.may_skip(a))
         .map(|a| a.inst)
         .collect();
-    let scev =
-        LoopAnalyses::new(unsafe { LLVMGetBasicBlockParent(LLVMGetInstructionParent(first.inst)) });
+    let func = inst(first.inst).get_parent().and_then(|bb| bb.get_parent());
+    let scev = LoopAnalyses::new(func.expect("an access is in a function").as_value_ref());
     let intervals = Intervals::new(cfg, &scev, ir.layout());
     // Ranges already planned, with where their root half lives.
     let mut done: Vec<(LLVMValueRef, &Range, Option<Anchor>)> = Vec::new();
@@ -413,8 +417,7 @@ fn hoist_verdicts(cfg: &Cfg, accesses: &[Access], plan: &mut Plan) {
     }
     for units in emits {
         let first = units[0].id;
-        let Some(b) = cfg.block_index(unsafe { LLVMGetInstructionParent(first.inst(accesses)) })
-        else {
+        let Some(b) = cfg.block_of(first.inst(accesses)) else {
             continue;
         };
         // What the compares are built from, and where their root halves are.
@@ -449,7 +452,7 @@ fn invariant_point(cfg: &Cfg, b: usize, vals: &[LLVMValueRef]) -> Option<LLVMVal
         let (Some(p), true) = (l.preheader, outside) else {
             break;
         };
-        target = Some(unsafe { LLVMGetBasicBlockTerminator(cfg.blocks[p]) });
+        target = Some(terminator(cfg, p));
     }
     target
 }

@@ -22,10 +22,9 @@ use crate::base::strip_constant_geps;
 use crate::classify::const_int;
 use crate::collect::{Access, Len, Target};
 use crate::dom::Cfg;
-use crate::ir::{opcode, operand, Ir};
-use llvm_sys::core::*;
+use crate::ir::{inst, int, opcode, operand, Ir};
+use inkwell::basic_block::BasicBlock;
 use llvm_sys::prelude::*;
-use llvm_sys::target::LLVMABISizeOfType;
 use llvm_sys::LLVMOpcode;
 
 /// Most bytes per unit of stride one member may be from the group's pointer.
@@ -46,7 +45,13 @@ pub struct Place {
 /// Whether `v` is a 64-bit value extended from 32 bits or fewer (so `|v| < 2^32`).
 fn narrow(v: LLVMValueRef) -> bool {
     matches!(opcode(v), Some(LLVMOpcode::LLVMSExt | LLVMOpcode::LLVMZExt))
-        && unsafe { LLVMGetIntTypeWidth(LLVMTypeOf(operand(v, 0))) <= 32 }
+        && int(operand(v, 0)).get_type().get_bit_width() <= 32
+}
+
+/// Whether arithmetic instruction `v` (`mul` or `shl`) has the `nsw` flag.
+fn nsw(v: LLVMValueRef) -> bool {
+    let flag = inst(v).get_no_signed_wrap_flag();
+    flag.expect("an instruction that can carry nsw")
 }
 
 /// The place of `addr` (see [`Place`]), or `None` when a constant offset overflows.
@@ -57,13 +62,12 @@ pub fn place(ir: &Ir, addr: LLVMValueRef) -> Option<Place> {
         stride: None,
         off,
     };
-    if opcode(v) != Some(LLVMOpcode::LLVMGetElementPtr) || unsafe { LLVMGetNumOperands(v) } != 2 {
+    if opcode(v) != Some(LLVMOpcode::LLVMGetElementPtr) || inst(v).get_num_operands() != 2 {
         return Some(itself);
     }
     let idx = operand(v, 1);
     let nsw_by = |min: i64, max: i64| {
-        const_int(operand(idx, 1))
-            .filter(|c| (min..=max).contains(c) && unsafe { LLVMGetNSW(idx) != 0 })
+        const_int(operand(idx, 1)).filter(|c| (min..=max).contains(c) && nsw(idx))
     };
     let (x, times) = match opcode(idx) {
         Some(LLVMOpcode::LLVMMul) => match nsw_by(-MAX_MULTIPLE, MAX_MULTIPLE) {
@@ -76,7 +80,8 @@ pub fn place(ir: &Ir, addr: LLVMValueRef) -> Option<Place> {
         },
         _ => (idx, 1),
     };
-    let size = unsafe { LLVMABISizeOfType(ir.td(), LLVMGetGEPSourceElementType(v)) } as i64;
+    let elem = inst(v).get_gep_source_element_type().expect("a GEP");
+    let size = ir.layout().get_abi_size(&elem) as i64;
     let multiple = times.checked_mul(size).filter(|m| m.abs() < MAX_MULTIPLE);
     match multiple {
         Some(m) if narrow(x) => Some(Place {
@@ -92,10 +97,10 @@ pub fn place(ir: &Ir, addr: LLVMValueRef) -> Option<Place> {
 /// constant length) into strided groups (see the module doc), after the neighbouring
 /// groups are formed.
 pub fn form(ir: &Ir, cfg: &Cfg, accesses: &[Access], plan: &mut Plan) {
-    struct Open {
+    struct Open<'ctx> {
         root: LLVMValueRef,
         target: Target,
-        block: LLVMBasicBlockRef,
+        block: BasicBlock<'ctx>,
         ptr: LLVMValueRef,
         off: i64,
         len: u64,
@@ -108,7 +113,9 @@ pub fn form(ir: &Ir, cfg: &Cfg, accesses: &[Access], plan: &mut Plan) {
     let mut open: Vec<Open> = Vec::new();
     for &i in &plan.order.clone() {
         let acc = &accesses[i];
-        let bb = unsafe { LLVMGetInstructionParent(acc.inst) };
+        let bb = inst(acc.inst)
+            .get_parent()
+            .expect("an access is in a block");
         for (k, r) in acc.ranges.iter().enumerate() {
             let id = RangeId {
                 access: i,
