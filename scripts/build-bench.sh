@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Adds the allocation benches, latency (alloc_bench) and device memory per allocation
-# (alloc_footprint) (plain builds; the runtime is preloaded at run time)
-# and their GPU script (alloc-bench.sh) to a bundle folder (default build/examples).
+# (alloc_footprint) (plain builds; the runtime is preloaded at run time), their GPU
+# script (alloc-bench.sh) and its summary (footprint-summary.py) to a bundle folder
+# (default build/examples); and header_lookup, the check's header lookup in three block
+# formats (perf-suite/micro; on the GPU machine it can also be built with nvcc).
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
 out=${1:-$CUSAFE_ROOT/build/examples}
@@ -9,5 +11,6 @@ mkdir -p "$out"
 for bench in alloc_bench alloc_footprint; do
   "$CUSAFE_BIN/cusafe-clang++" --cusafe-no-instrument -O2 "$CUSAFE_ROOT/runtime-preload/tests/gpu/$bench.cu" -o "$out/$bench"
 done
+"$CUSAFE_BIN/cusafe-clang++" --cusafe-no-instrument -O3 "$CUSAFE_ROOT/perf-suite/micro/header_lookup.cu" -o "$out/header_lookup"
 cp -L "$CUSAFE_BIN/libcusafe_rt.so" "$CUSAFE_CUDA/lib64/libcudart.so.12" "$out/"
-cp "$CUSAFE_ROOT/scripts/gpu/alloc-bench.sh" "$out/"
+cp "$CUSAFE_ROOT/scripts/gpu/alloc-bench.sh" "$CUSAFE_ROOT/scripts/gpu/footprint-summary.py" "$out/"

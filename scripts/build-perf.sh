@@ -10,12 +10,15 @@
 # CUSAFE_PASS_STATS=1, with the builds' other stderr), NAME.ptxas.tsv (registers, stack
 # and spill bytes per kernel and build, from `ptxas -v` run inside each build, so they
 # are the shipped binaries' figures), libcusafe_rt.so, libcudart.so.12 ($ORIGIN rpath),
-# run-perf.sh, COMMIT (git rev-parse HEAD) and WORKLOADS (the workloads built, which
-# run-perf.sh runs).
+# run-perf.sh, COMMIT (git rev-parse HEAD), WORKLOADS (the workloads built, which
+# run-perf.sh runs) and src/ (the workloads' sources with the headers they include, which
+# run-perf.sh's nvcc mode builds with the GPU machine's nvcc).
 #
 # Usage: build-perf.sh [OUT_DIR [WORKLOAD...]]
 #   OUT_DIR   default build/perf
 #   WORKLOAD  names without .cu (e.g. gemm bfs); default $CUSAFE_PERF_ONLY, else all
+# Environment: CUSAFE_PERF_BUILDS, the builds to make (default "plain cusafe noopt";
+#   plain and cusafe are always made: "plain cusafe" skips the ablation).
 # Examples:
 #   scripts/build-perf.sh                              # every workload into build/perf
 #   CUSAFE_PERF_ONLY="gemm bfs" scripts/build-perf.sh  # two of them
@@ -100,18 +103,37 @@ regs() {
   awk -F'\t' -v m="$2" '$1 == m && $3 > r { r = $3 } END { print r + 0 }' "$1"
 }
 
+read -r -a builds <<< "${CUSAFE_PERF_BUILDS:-plain cusafe noopt}"
+noopt=0
+for b in "${builds[@]}"; do
+  case $b in
+    plain | cusafe) ;;
+    noopt) noopt=1 ;;
+    *) echo "build-perf.sh: unknown build '$b' in CUSAFE_PERF_BUILDS; use plain, cusafe, noopt" >&2; exit 2 ;;
+  esac
+done
+
 for name in "${names[@]}"; do
   tsv="$out/$name.ptxas.tsv"
   printf 'build\tkernel\tregisters\tstack_bytes\tspill_bytes\n' > "$tsv"
   build "$name" plain -
   build "$name" cusafe "$out/$name.cusafe.stats" CUSAFE_PASS_STATS=1
-  build "$name" noopt "$out/$name.noopt.stats" CUSAFE_PASS_OPT=0 CUSAFE_PASS_STATS=1
-  echo "built $name: $(grep -c '^plain' "$tsv") kernels;" \
-    "checks cusafe $(checks "$out/$name.cusafe.stats"), noopt $(checks "$out/$name.noopt.stats");" \
-    "max registers plain $(regs "$tsv" plain), cusafe $(regs "$tsv" cusafe), noopt $(regs "$tsv" noopt)"
+  rm -f "$out/$name.noopt" "$out/$name.noopt.stats"
+  [ "$noopt" = 1 ] && build "$name" noopt "$out/$name.noopt.stats" CUSAFE_PASS_OPT=0 CUSAFE_PASS_STATS=1
+  line="built $name: $(grep -c '^plain' "$tsv") kernels; checks cusafe $(checks "$out/$name.cusafe.stats")"
+  [ "$noopt" = 1 ] && line+=", noopt $(checks "$out/$name.noopt.stats")"
+  line+="; max registers plain $(regs "$tsv" plain), cusafe $(regs "$tsv" cusafe)"
+  [ "$noopt" = 1 ] && line+=", noopt $(regs "$tsv" noopt)"
+  echo "$line"
 done
 cp -L "$CUSAFE_BIN/libcusafe_rt.so" "$CUSAFE_CUDA/lib64/libcudart.so.12" "$out/"
-cp "$CUSAFE_ROOT/scripts/gpu/run-perf.sh" "$out/"
+cp "$CUSAFE_ROOT/scripts/gpu/run-perf.sh" "$CUSAFE_ROOT/scripts/gpu/run-variance.sh" "$out/"
+# The sources, for run-perf.sh's nvcc mode, laid out as in the repository (every
+# workload: one may include another; the harness includes examples/common.h).
+mkdir -p "$out/src/perf-suite/workloads" "$out/src/examples"
+cp "$CUSAFE_ROOT/perf-suite/harness.h" "$out/src/perf-suite/"
+cp "$CUSAFE_ROOT/examples/common.h" "$out/src/examples/"
+cp "$CUSAFE_ROOT/$src"/*.cu "$out/src/perf-suite/workloads/"
 git -C "$CUSAFE_ROOT" rev-parse HEAD > "$out/COMMIT"
 printf '%s\n' "${names[@]}" > "$out/WORKLOADS"
 echo "bundle: $out (${#names[@]} workloads; run it with run-perf.sh, see docs/perf-suite.md)"

@@ -28,6 +28,8 @@ step "fuzz targets compile five ways (fuzz, no device edges, warp edges, coverag
 CUSAFE_FUZZ_TAR=0 scripts/build-fuzz.sh "$CUSAFE_ROOT/build/fuzz"
 step "host ASan + cusafe programs compile (-fsanitize=address; run on a GPU with scripts/gpu/run-asan.sh)"
 scripts/build-asan.sh "$CUSAFE_ROOT/build/asan"
+step "allocation benches and the header-lookup microbenchmark compile (run on a GPU with scripts/gpu/alloc-bench.sh)"
+scripts/build-bench.sh "$CUSAFE_ROOT/build/bench"
 step "runtime stress program compiles plain and with cusafe-clang++ (run on a GPU with scripts/gpu/run-stress.sh)"
 scripts/build-stress.sh "$CUSAFE_ROOT/build/stress"
 step "bad-input programs compile (run on a GPU with scripts/gpu/run-badinput.sh)"

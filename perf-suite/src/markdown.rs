@@ -72,10 +72,12 @@ fn row(r: &Row) -> String {
         opt(r.plain.per_iter_ms, ms),
         opt(r.cusafe.per_iter_ms, ms),
         opt(r.noopt.per_iter_ms, ms),
-        opt(r.cusafe_ratio, times),
-        opt(r.noopt_ratio, times),
+        opt(r.nvcc.per_iter_ms, ms),
+        opt(r.ratio("cusafe/plain"), times),
+        opt(r.ratio("noopt/plain"), times),
+        opt(r.ratio("cusafe/nvcc"), times),
         memcheck,
-        opt(r.memcheck_ratio, times),
+        opt(r.ratio("memcheck/cusafe"), times),
         format!("{} → {} ({})", regs("plain"), regs("cusafe"), regs("noopt")),
         format!("{} → {}", spill("plain"), spill("cusafe")),
         format!(
@@ -86,10 +88,11 @@ fn row(r: &Row) -> String {
         check_cell,
         elim,
         format!(
-            "{} {} {}",
+            "{} {} {} {}",
             verified(r, "plain"),
             verified(r, "cusafe"),
-            verified(r, "noopt")
+            verified(r, "noopt"),
+            verified(r, "nvcc")
         ),
         checksum.to_string(),
         status,
@@ -105,12 +108,12 @@ pub fn render(report: &Report) -> String {
         s += &format!("build COMMIT: {c}\n");
     }
     s += "```\n\n";
-    s += "| workload | plain ms | cusafe ms | noopt ms | cusafe/plain | noopt/plain | memcheck ms | memcheck/cusafe | registers plain → cusafe (noopt) | spill bytes plain → cusafe | peak MiB plain / cusafe | checks cusafe (noopt) | proven / removed / hoisted | verified plain cusafe noopt | checksum cusafe vs plain | status |\n";
-    s += &format!("|{}\n", "---|".repeat(16));
+    s += "| workload | plain ms | cusafe ms | noopt ms | nvcc ms | cusafe/plain | noopt/plain | cusafe/nvcc | memcheck ms | memcheck/cusafe | registers plain → cusafe (noopt) | spill bytes plain → cusafe | peak MiB plain / cusafe | checks cusafe (noopt) | proven / removed / hoisted | verified plain cusafe noopt nvcc | checksum cusafe vs plain | status |\n";
+    s += &format!("|{}\n", "---|".repeat(18));
     for r in &report.rows {
         s += &row(r);
     }
-    s += "\nTimes are kernel time per pass (cudaEvents around the timed passes), the median over the repetitions; noopt is the cusafe build with check elimination off (`CUSAFE_PASS_OPT=0`); memcheck is the plain build's one pass (`--quick`) under compute-sanitizer memcheck. Registers and spill bytes are the most of any of the workload's kernels (ptxas -v). Checks are summed over the instrumented functions; proven / removed / hoisted are the cusafe build's.\n\n## Summary\n\n";
+    s += "\nTimes are kernel time per pass (cudaEvents around the timed passes), the median over the repetitions; noopt is the cusafe build with check elimination off (`CUSAFE_PASS_OPT=0`); nvcc is the workload built on the GPU machine with its nvcc -O3 (the user's usual build, no sanitizer); memcheck is the plain build's one pass (`--quick`) under compute-sanitizer memcheck. Registers and spill bytes are the most of any of the workload's kernels (ptxas -v). Checks are summed over the instrumented functions; proven / removed / hoisted are the cusafe build's.\n\n## Summary\n\n";
     for a in &report.summary.comparisons {
         let what = COMPARISONS
             .iter()
@@ -118,14 +121,16 @@ pub fn render(report: &Report) -> String {
             .map_or("", |c| match c.1 {
                 "noopt" => " (check elimination off)",
                 "memcheck" => " (compute-sanitizer vs cusafe)",
+                "plain" => " (clang's plain build vs nvcc's)",
                 _ => "",
             });
-        match (a.geomean, &a.max) {
-            (Some(g), Some(m)) => {
+        match (a.geomean, a.floored_geomean, &a.max) {
+            (Some(g), Some(f), Some(m)) => {
                 s += &format!(
-                    "- {}{what}: geomean {} over {} workload{}, max {} ({})\n",
+                    "- {}{what}: geomean {} (each ratio floored at 1.0: {}) over {} workload{}, max {} ({})\n",
                     a.comparison,
                     times(g),
+                    times(f),
                     a.workloads.len(),
                     if a.workloads.len() == 1 { "" } else { "s" },
                     times(m.ratio),

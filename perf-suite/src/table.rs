@@ -9,15 +9,18 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-/// Run modes in table order: the three builds, then the plain build under
+/// Run modes in table order: the three builds, the user's nvcc build (built on the GPU
+/// machine, run-perf.sh's opt-in nvcc mode), then the plain build under
 /// compute-sanitizer memcheck.
-pub const MODES: [&str; 4] = ["plain", "cusafe", "noopt", "memcheck"];
+pub const MODES: [&str; 5] = ["plain", "cusafe", "noopt", "nvcc", "memcheck"];
 
 /// The comparisons the summary aggregates: name, numerator mode, denominator mode, and
 /// the modes that must have run cleanly for a workload to count.
-pub const COMPARISONS: [(&str, &str, &str, &[&str]); 3] = [
+pub const COMPARISONS: [(&str, &str, &str, &[&str]); 5] = [
     ("cusafe/plain", "cusafe", "plain", &["plain", "cusafe"]),
     ("noopt/plain", "noopt", "plain", &["plain", "noopt"]),
+    ("cusafe/nvcc", "cusafe", "nvcc", &["nvcc", "cusafe"]),
+    ("plain/nvcc", "plain", "nvcc", &["nvcc", "plain"]),
     (
         "memcheck/cusafe",
         "memcheck",
@@ -81,7 +84,7 @@ impl fmt::Display for Reason {
 /// A reason with the mode it applies to.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct Problem {
-    /// plain, cusafe, noopt or memcheck.
+    /// One of [`MODES`].
     pub mode: String,
     /// What went wrong.
     #[serde(flatten)]
@@ -192,14 +195,13 @@ pub struct Row {
     pub cusafe: ModeResult,
     /// The cusafe build without check elimination (ablation).
     pub noopt: ModeResult,
+    /// The user's nvcc -O3 build, made on the GPU machine.
+    pub nvcc: ModeResult,
     /// The plain build under compute-sanitizer memcheck (one pass).
     pub memcheck: ModeResult,
-    /// Median cusafe / median plain per-pass time.
-    pub cusafe_ratio: Option<f64>,
-    /// Median noopt / median plain per-pass time.
-    pub noopt_ratio: Option<f64>,
-    /// memcheck / median cusafe per-pass time.
-    pub memcheck_ratio: Option<f64>,
+    /// Per comparison of [`COMPARISONS`] that has both times: the numerator mode's
+    /// median per-pass time over the denominator mode's.
+    pub ratios: BTreeMap<String, f64>,
     /// Every cusafe checksum is one of the plain build's (`None` when either has none).
     pub checksum_match: Option<bool>,
     /// Registers, stack, spills and checks from the bundle.
@@ -241,10 +243,11 @@ impl Row {
             let texts: Vec<String> = mine.iter().map(|r| log(r)).collect();
             ModeResult::from_runs(&mine, &texts)
         };
-        let (plain, cusafe, noopt, memcheck) = (
+        let (plain, cusafe, noopt, nvcc, memcheck) = (
             mode("plain"),
             mode("cusafe"),
             mode("noopt"),
+            mode("nvcc"),
             mode("memcheck"),
         );
         let mut problems = Vec::new();
@@ -252,15 +255,24 @@ impl Row {
             ("plain", &plain),
             ("cusafe", &cusafe),
             ("noopt", &noopt),
+            ("nvcc", &nvcc),
             ("memcheck", &memcheck),
         ] {
-            for reason in &m.problems {
+            // A mode that no workload of the run has (nvcc is opt-in, memcheck often
+            // runs in a call of its own) is not a problem of this workload.
+            let in_run = runs.iter().any(|r| r.mode == name);
+            for reason in m
+                .problems
+                .iter()
+                .filter(|x| in_run || **x != Reason::NotRun)
+            {
                 problems.push(Problem {
                     mode: name.to_string(),
                     reason: reason.clone(),
                 });
             }
-            // memcheck runs the plain build with one pass: its output may differ.
+            // memcheck runs the plain build with one pass, and nvcc is another compiler
+            // (it fuses multiply-adds across statements): their outputs may differ.
             if name == "cusafe" || name == "noopt" {
                 if let Some(false) = checksums_agree(m, &plain) {
                     problems.push(Problem {
@@ -273,19 +285,25 @@ impl Row {
                 }
             }
         }
-        Row {
+        let mut row = Row {
             workload: workload.to_string(),
-            cusafe_ratio: ratio(cusafe.per_iter_ms, plain.per_iter_ms),
-            noopt_ratio: ratio(noopt.per_iter_ms, plain.per_iter_ms),
-            memcheck_ratio: ratio(memcheck.per_iter_ms, cusafe.per_iter_ms),
+            ratios: BTreeMap::new(),
             checksum_match: checksums_agree(&cusafe, &plain),
             plain,
             cusafe,
             noopt,
+            nvcc,
             memcheck,
             build,
             problems,
+        };
+        for (name, num, den, _) in COMPARISONS {
+            let time = |mode| row.mode(mode).and_then(|m| m.per_iter_ms);
+            if let Some(x) = ratio(time(num), time(den)) {
+                row.ratios.insert(name.to_string(), x);
+            }
         }
+        row
     }
 
     /// The results of one mode (one of [`MODES`]).
@@ -294,6 +312,7 @@ impl Row {
             "plain" => Some(&self.plain),
             "cusafe" => Some(&self.cusafe),
             "noopt" => Some(&self.noopt),
+            "nvcc" => Some(&self.nvcc),
             "memcheck" => Some(&self.memcheck),
             _ => None,
         }
@@ -309,12 +328,7 @@ impl Row {
 
     /// The ratio of a comparison (by its name in [`COMPARISONS`]).
     pub fn ratio(&self, comparison: &str) -> Option<f64> {
-        match comparison {
-            "cusafe/plain" => self.cusafe_ratio,
-            "noopt/plain" => self.noopt_ratio,
-            "memcheck/cusafe" => self.memcheck_ratio,
-            _ => None,
-        }
+        self.ratios.get(comparison).copied()
     }
 }
 
@@ -358,6 +372,10 @@ pub struct Aggregate {
     pub workloads: Vec<String>,
     /// Geometric mean of their ratios.
     pub geomean: Option<f64>,
+    /// Geometric mean of their ratios each floored at 1.0: no credit for a workload that
+    /// runs faster in the numerator's build (different code generation, not a property
+    /// of the checks).
+    pub floored_geomean: Option<f64>,
     /// The largest ratio among them.
     pub max: Option<Max>,
     /// Every workload left out, with the reasons.
@@ -425,10 +443,16 @@ fn metric_change(r: &Row) -> Option<MetricChange> {
     })
 }
 
-/// Aggregates the rows.
+/// Aggregates the rows: every comparison whose modes the run has (a mode no workload
+/// ran, such as the opt-in nvcc, leaves its comparisons out).
 pub fn summarize(rows: &[Row]) -> Summary {
+    let ran = |mode: &str| {
+        rows.iter()
+            .any(|r| r.mode(mode).is_some_and(|m| m.runs > 0))
+    };
     let comparisons = COMPARISONS
         .iter()
+        .filter(|(_, num, den, _)| ran(num) && ran(den))
         .map(|(name, _, _, needs)| {
             let mut included = Vec::new();
             let mut excluded = Vec::new();
@@ -453,6 +477,7 @@ pub fn summarize(rows: &[Row]) -> Summary {
             Aggregate {
                 comparison: name.to_string(),
                 geomean: geomean(&ratios),
+                floored_geomean: geomean(&ratios.iter().map(|x| x.max(1.0)).collect::<Vec<_>>()),
                 max: included
                     .iter()
                     .max_by(|a, b| a.1.total_cmp(&b.1))

@@ -57,9 +57,9 @@ fn medians_over_reps_and_ratios() {
         ),
         (Some(2.0), Some(2.5), Some(3.1))
     );
-    assert!(close(g.cusafe_ratio.unwrap(), 1.25));
-    assert!(close(g.noopt_ratio.unwrap(), 1.55));
-    assert!(close(g.memcheck_ratio.unwrap(), 20.0));
+    assert!(close(g.ratio("cusafe/plain").unwrap(), 1.25));
+    assert!(close(g.ratio("noopt/plain").unwrap(), 1.55));
+    assert!(close(g.ratio("memcheck/cusafe").unwrap(), 20.0));
     assert_eq!(
         (g.plain.peak_mem_mib, g.cusafe.peak_mem_mib),
         (Some(256.0), Some(260.0))
@@ -122,9 +122,14 @@ fn exclusion_rules() {
     // The noopt median is over the two reps that printed a result line.
     assert_eq!(row(&r, "mvt").noopt.samples_ms, vec![1.2, 1.2]);
     // Built but never run.
-    for mode in table::MODES {
+    for mode in ["plain", "cusafe", "noopt", "memcheck"] {
         assert_eq!(reasons("syrk", mode), vec![Reason::NotRun]);
     }
+    // A mode that no workload ran (nvcc is opt-in) is nobody's problem.
+    assert!(r
+        .rows
+        .iter()
+        .all(|w| reasons(&w.workload, "nvcc").is_empty()));
     assert_eq!(table::describe(&row(&r, "syrk").problems), "not run");
     // compute-sanitizer's errors are shown, not an exclusion.
     assert_eq!(row(&r, "bfs").memcheck.memcheck_errors, Some(2));
@@ -161,6 +166,8 @@ fn summary_over_clean_workloads() {
 
     let m = agg("memcheck/cusafe");
     assert_eq!(m.workloads, ["bfs", "gemm", "llama_decode"]);
+    // No workload ran the nvcc build: its comparisons are left out.
+    assert!(s.comparisons.iter().all(|a| !a.comparison.contains("nvcc")));
     assert!(close(
         m.geomean.unwrap(),
         (25.0f64 * 20.0 * (100.0 / 5.5)).cbrt()
@@ -227,9 +234,9 @@ fn markdown_and_json() {
         md.contains("gpu: NVIDIA H100 80GB HBM3, 570.00, 81559 MiB"),
         "{md}"
     );
-    assert!(md.contains("| gemm | 2.000 | 2.500 | 3.100 | 1.250× | 1.550× | 50.00 | 20.000× | 40 → 96 (90) | 0 → 8 | 256.0 / 260.0 | 6 (14) | 4 / 3 / 3 | ✓ ✓ ✓ | same | ok |"), "{md}");
+    assert!(md.contains("| gemm | 2.000 | 2.500 | 3.100 | – | 1.250× | 1.550× | – | 50.00 | 20.000× | 40 → 96 (90) | 0 → 8 | 256.0 / 260.0 | 6 (14) | 4 / 3 / 3 | ✓ ✓ ✓ – | same | ok |"), "{md}");
     assert!(
-        md.contains("- cusafe/plain: geomean 1.182× over 3 workloads, max 1.250× (gemm)"),
+        md.contains("- cusafe/plain: geomean 1.182× (each ratio floored at 1.0: 1.182×) over 3 workloads, max 1.250× (gemm)"),
         "{md}"
     );
     assert!(
@@ -359,4 +366,63 @@ fn a_run_split_over_several_directories() {
     let e = load(&twice, &fixtures().join("build"));
     assert!(e.is_err_and(|e| e.contains("in both")));
     std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn nvcc_columns_and_the_floored_geomean() {
+    // Two workloads: one faster sanitized (0.5x), one 1.44x; nvcc's build is faster than
+    // clang's plain one and computes another checksum (that is no problem).
+    let mut runs = vec![
+        run("plain", 1, 0, Some(4.0), true),
+        run("cusafe", 1, 0, Some(2.0), true),
+        run("nvcc", 1, 0, Some(2.0), true),
+    ];
+    runs[2].perf.as_mut().unwrap().checksum = "0x2".into();
+    let mut other: Vec<Run> = [
+        run("plain", 1, 0, Some(1.0), true),
+        run("cusafe", 1, 0, Some(1.44), true),
+        run("nvcc", 1, 0, Some(1.2), true),
+    ]
+    .into_iter()
+    .map(|mut r| {
+        r.workload = "gemm".into();
+        r
+    })
+    .collect();
+    runs.append(&mut other);
+    let rows: Vec<Row> = ["gemm", "llama_decode"]
+        .iter()
+        .map(|w| Row::new(w, &runs, &|_| String::new(), WorkloadBuild::default()))
+        .collect();
+    assert!(rows.iter().all(|r| r.problems.is_empty()), "{rows:?}");
+    assert!(close(rows[0].ratio("cusafe/nvcc").unwrap(), 1.2));
+    assert!(close(rows[1].ratio("plain/nvcc").unwrap(), 2.0));
+    let s = summarize(&rows);
+    let agg = |name: &str| {
+        s.comparisons
+            .iter()
+            .find(|a| a.comparison == name)
+            .expect("comparison")
+            .clone()
+    };
+    let c = agg("cusafe/plain");
+    assert!(close(c.geomean.unwrap(), (1.44f64 * 0.5).sqrt()));
+    assert!(close(c.floored_geomean.unwrap(), 1.2));
+    let n = agg("cusafe/nvcc");
+    assert_eq!(n.workloads, ["gemm", "llama_decode"]);
+    assert!(close(n.geomean.unwrap(), 1.2f64.sqrt()));
+    let md = cusafe_perf::markdown::render(&Report {
+        env: "gpu: test".into(),
+        build_commit: None,
+        rows,
+        summary: s,
+    });
+    assert!(
+        md.contains("- plain/nvcc (clang's plain build vs nvcc's): geomean"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| gemm | 1.000 | 1.440 | – | 1.200 | 1.440× | – | 1.200× |"),
+        "{md}"
+    );
 }

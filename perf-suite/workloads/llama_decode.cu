@@ -20,10 +20,18 @@
 
 namespace {
 
-constexpr int DIM = 2048;
-constexpr int HIDDEN = 5632;
-constexpr int LAYERS = 8;
-constexpr int HEADS = 16;
+// The model's shape; llama_decode_7b.cu defines these for a 7B-class shape.
+#ifndef LLAMA_NAME
+#define LLAMA_NAME "llama_decode"
+#define LLAMA_DIM 2048
+#define LLAMA_HIDDEN 5632
+#define LLAMA_LAYERS 8
+#define LLAMA_HEADS 16
+#endif
+constexpr int DIM = LLAMA_DIM;
+constexpr int HIDDEN = LLAMA_HIDDEN;
+constexpr int LAYERS = LLAMA_LAYERS;
+constexpr int HEADS = LLAMA_HEADS;
 constexpr int HEAD_SIZE = DIM / HEADS; // 128
 constexpr int VOCAB = 32000;
 constexpr int MAX_SEQ = 256;
@@ -244,7 +252,7 @@ void cpu_rmsnorm(const float *x, const float *w, float *out, int n) {
 } // namespace
 
 int main(int argc, char **argv) {
-  perf::Run run(argc, argv, "llama_decode", 3);
+  perf::Run run(argc, argv, LLAMA_NAME, 3);
 
   const size_t n_emb = (size_t)VOCAB * DIM;
   const size_t n_attn = (size_t)DIM * DIM;    // per layer, per matrix
@@ -348,7 +356,7 @@ int main(int argc, char **argv) {
   bool ok = true;
   for (int p = 0; p <= T; p++)
     if (tokens[p] < 0 || tokens[p] >= VOCAB) {
-      std::fprintf(stderr, "llama_decode: token %d is %d\n", p, tokens[p]);
+      std::fprintf(stderr, LLAMA_NAME ": token %d is %d\n", p, tokens[p]);
       ok = false;
     }
   if (tokens[0] != BOS) ok = false;
@@ -437,7 +445,7 @@ int main(int argc, char **argv) {
       int picked = tokens[p + 1];
       // The GPU's pick must be the reference's argmax, up to a near-tie.
       if (picked != best && !(ref_logits[picked] >= ref_logits[best] - 1e-3f * std::fabs(ref_logits[best]))) {
-        std::fprintf(stderr, "llama_decode: pos %d picked token %d (%g), reference argmax %d (%g)\n",
+        std::fprintf(stderr, LLAMA_NAME ": pos %d picked token %d (%g), reference argmax %d (%g)\n",
                      p, picked, ref_logits[picked], best, ref_logits[best]);
         ok = false;
       }

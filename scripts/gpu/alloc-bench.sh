@@ -20,7 +20,10 @@ for k in median_us small_median_us; do
   echo "summary $k plain=$p cusafe=$c sites=$s ratio=$(ratio "$c" "$p") sites_ratio=$(ratio "$s" "$p") sites_vs_cusafe=$(ratio "$s" "$c")"
 done
 # Device memory per allocation (alloc_footprint), plain vs preloaded, when the bundle has it.
+# One process per size and build: freed memory kept for reuse would hide the next size's.
 if [ -x ./alloc_footprint ]; then
-  echo "plain   footprint"; ./alloc_footprint | sed 's/^/plain   /'
-  echo "cusafe  footprint"; LD_PRELOAD="$PWD/libcusafe_rt.so" CUSAFE_OPTIONS=detect_leaks=0 ./alloc_footprint | sed 's/^/cusafe  /'
+  for size in $(./alloc_footprint --sizes); do
+    ./alloc_footprint "$size" | sed 's/^/plain   /'
+    LD_PRELOAD="$PWD/libcusafe_rt.so" CUSAFE_OPTIONS=detect_leaks=0 ./alloc_footprint "$size" | sed 's/^/cusafe  /'
+  done
 fi

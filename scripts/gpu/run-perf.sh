@@ -5,6 +5,9 @@
 # and thermal drift hit all three alike; then the plain build once under
 # compute-sanitizer memcheck with --quick (one timed pass). Runs are sequential: nothing
 # else shares the GPU while a workload is timed.
+# Mode nvcc is the user's usual build: each workload's source (the bundle's src/) built
+# here with the machine's nvcc -O3 for its own GPU (NAME.nvcc, beside the others, before
+# anything is timed; the build logs go to OUT_DIR/logs/NAME.nvcc.build.txt).
 #
 # Usage: run-perf.sh BUNDLE_DIR OUT_DIR
 # Environment:
@@ -12,8 +15,11 @@
 #   PERF_TIMEOUT            seconds per run (default 180)
 #   PERF_MEMCHECK_TIMEOUT   seconds for the memcheck run (default 300)
 #   PERF_ONLY               workloads to run (e.g. "gemm bfs"; default: the bundle's WORKLOADS)
-#   PERF_MODES              which runs (default "plain cusafe noopt memcheck"): e.g. the
-#                           timed builds in one device call and memcheck in another
+#   PERF_MODES              which runs (default "plain cusafe noopt memcheck"; nvcc is
+#                           opt-in): e.g. the timed builds in one device call and
+#                           memcheck in another
+#   NVCC                    the nvcc for mode nvcc (default: nvcc on PATH, else
+#                           /usr/local/cuda/bin/nvcc)
 # Writes OUT_DIR/env.txt, OUT_DIR/runs.tsv (one row per run: workload mode rep rc wall_s
 # and the PERF line's fields, empty when absent) and OUT_DIR/logs/NAME.MODE.REP.txt.
 # Make the table with `cusafe-perf table --run OUT_DIR --build BUNDLE_DIR`.
@@ -27,12 +33,15 @@ timed=()
 memcheck=0
 for m in "${modes[@]}"; do
   case $m in
-    plain | cusafe | noopt) timed+=("$m") ;;
+    plain | cusafe | noopt | nvcc) timed+=("$m") ;;
     memcheck) memcheck=1 ;;
-    *) echo "run-perf.sh: unknown mode '$m' in PERF_MODES; use plain, cusafe, noopt, memcheck" >&2; exit 2 ;;
+    *) echo "run-perf.sh: unknown mode '$m' in PERF_MODES; use plain, cusafe, noopt, nvcc, memcheck" >&2; exit 2 ;;
   esac
 done
 limit=${PERF_TIMEOUT:-180}
+# nvcc's defaults otherwise (fused multiply-add across statements included): the build a
+# user of nvcc ships. -arch=native: the GPU of this machine.
+NVCC_FLAGS="-O3 -arch=native -std=c++17 -Xptxas -v"
 memcheck_limit=${PERF_MEMCHECK_TIMEOUT:-300}
 for v in "$reps" "$limit" "$memcheck_limit"; do
   case $v in '' | *[!0-9]* | 0)
@@ -59,6 +68,19 @@ if [ ${#names[@]} = 0 ]; then
 fi
 
 cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+nvcc=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
+nvcc_mode=0
+for m in "${timed[@]}"; do [ "$m" = nvcc ] && nvcc_mode=1; done
+if [ "$nvcc_mode" = 1 ]; then
+  if [ ! -x "$nvcc" ]; then
+    echo "run-perf.sh: mode nvcc needs nvcc ($nvcc is missing); set NVCC or drop nvcc from PERF_MODES" >&2
+    exit 2
+  fi
+  if [ ! -f "$bundle/src/perf-suite/harness.h" ]; then
+    echo "run-perf.sh: mode nvcc needs the workloads' sources in $bundle/src; rebuild the bundle with scripts/build-perf.sh" >&2
+    exit 2
+  fi
+fi
 {
   echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
   echo "host: $(hostname)"
@@ -66,8 +88,18 @@ cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
   echo "compute-sanitizer: $("$cs" --version 2>/dev/null | tail -1)"
   echo "bundle: $(cat "$bundle/COMMIT" 2>/dev/null || echo unknown)"
   echo "modes: ${modes[*]}; reps: $reps (timed builds interleaved); timeout ${limit}s, memcheck ${memcheck_limit}s"
+  [ "$nvcc_mode" = 1 ] && echo "nvcc: $("$nvcc" --version | tail -2 | head -1) ($NVCC_FLAGS)"
 } > "$out/env.txt"
 cat "$out/env.txt"
+
+# The nvcc builds, in parallel (one per core), before anything is timed. A workload
+# whose build fails has no NAME.nvcc: its nvcc runs are skipped (the table: not run).
+if [ "$nvcc_mode" = 1 ]; then
+  printf '%s\n' "${names[@]}" | xargs -P "$(nproc)" -I{} sh -c \
+    'cd "$1/src/perf-suite/workloads" && "$2" $3 {}.cu -o "$1/{}.nvcc" > "$4/logs/{}.nvcc.build.txt" 2>&1 \
+       || echo "run-perf.sh: nvcc build of {} failed (see logs/{}.nvcc.build.txt)"' \
+    sh "$bundle" "$nvcc" "$NVCC_FLAGS" "$out"
+fi
 
 fields=(iters kernel_ms per_iter_ms verified checksum peak_mem_mib metric value)
 tsv="$out/runs.tsv"

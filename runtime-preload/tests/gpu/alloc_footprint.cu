@@ -10,8 +10,10 @@
 // cuda_runtime_api.h.
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <vector>
 
 static void check(cudaError_t e, const char *what) {
@@ -28,15 +30,47 @@ static size_t free_bytes() {
   return free;
 }
 
-int main() {
-  // Sizes: tiny, exactly a 256-byte block's worth, odd, a page, past a class boundary,
-  // and one past a 2 MiB granule. Counts keep each size's total near 64 MiB or more so
-  // that the driver's 2 MiB granularity washes out.
-  const struct {
+int main(int argc, char **argv) {
+  // Sizes from 16 B to 64 MiB + 1: each power of four, and one byte past it (past a
+  // class boundary: the worst case of power-of-two classes), plus sizes around the 2 MiB
+  // granule. Counts keep each size's total near 64 MiB or more (at least 8
+  // allocations) so that the driver's 2 MiB granularity washes out.
+  // `alloc_footprint --sizes` prints the list; `alloc_footprint SIZE...` measures only
+  // those. Measure one size per process: allocators keep freed memory for reuse, so a
+  // size measured after another may find its memory already mapped.
+  std::vector<size_t> sizes = {1000, (size_t(2) << 20) - 256};
+  for (size_t s = 16; s <= (size_t(64) << 20); s *= 4) {
+    sizes.push_back(s);
+    sizes.push_back(s + 1);
+  }
+  sizes.push_back(size_t(2) << 20);
+  sizes.push_back((size_t(2) << 20) + 1);
+  std::sort(sizes.begin(), sizes.end());
+  if (argc == 2 && !std::strcmp(argv[1], "--sizes")) {
+    for (size_t s : sizes) std::printf("%zu\n", s);
+    return 0;
+  }
+  if (argc > 1) {
+    sizes.clear();
+    for (int i = 1; i < argc; i++) {
+      char *end = nullptr;
+      unsigned long long v = std::strtoull(argv[i], &end, 10);
+      if (!*argv[i] || *end || v == 0) {
+        std::fprintf(stderr, "alloc_footprint: '%s' is not a size in bytes; give sizes like 4097, or --sizes for the list\n", argv[i]);
+        return 2;
+      }
+      sizes.push_back(v);
+    }
+  }
+  struct Case {
     size_t size;
     int count;
-  } cases[] = {{16, 16384}, {256, 16384}, {1000, 16384}, {4096, 16384},
-               {65536 + 1, 2048}, {(size_t(2) << 20) + 1, 64}};
+  };
+  std::vector<Case> cases;
+  for (size_t s : sizes) {
+    size_t n = (size_t(64) << 20) / s;
+    cases.push_back({s, static_cast<int>(n < 8 ? 8 : n > 16384 ? 16384 : n)});
+  }
   check(cudaFree(nullptr), "cudaFree(0)");
   for (const auto &c : cases) {
     std::vector<void *> ptrs(c.count, nullptr);

@@ -1,0 +1,47 @@
+#!/usr/bin/env python3
+"""Device memory per allocation, plain vs cusafe, from alloc-bench.sh's output (the
+"plain   alloc_footprint ..." and "cusafe  alloc_footprint ..." lines), against the target
+extra <= max(256 B, size / 64) per allocation.
+Usage: footprint-summary.py ALLOC_BENCH_OUTPUT OUT_STEM (writes OUT_STEM.md, .json)."""
+import json
+import re
+import sys
+
+src, stem = sys.argv[1], sys.argv[2]
+per = {}
+for line in open(src):
+    m = re.match(r"(plain|cusafe)\s+alloc_footprint size=(\d+) count=(\d+) bytes_per_alloc=([\d.]+)", line)
+    if m:
+        per.setdefault(int(m[2]), {})[m[1]] = (float(m[4]), int(m[3]))
+rows = []
+for size in sorted(per):
+    if set(per[size]) != {"plain", "cusafe"}:
+        continue
+    plain, count = per[size]["plain"]
+    cusafe, _ = per[size]["cusafe"]
+    extra = cusafe - plain
+    target = max(256.0, size / 64)
+    rows.append({"size": size, "count": count, "plain_bytes": plain, "cusafe_bytes": cusafe,
+                 "extra_bytes": extra, "target_extra_bytes": target, "met": extra <= target})
+
+
+def human(n):
+    for unit, k in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= k:
+            q, r = divmod(n, k)
+            if r > k // 2:
+                return f"{q + 1} {unit} - {k - r}"
+            return f"{q} {unit}" + (f" + {r}" if r else "")
+    return f"{n} B"
+
+
+with open(stem + ".json", "w") as f:
+    json.dump(rows, f, indent=1)
+with open(stem + ".md", "w") as f:
+    f.write("| size | allocations | plain bytes/alloc | cusafe bytes/alloc | extra | target extra | met |\n")
+    f.write("|---|---|---|---|---|---|---|\n")
+    for r in rows:
+        f.write(f"| {human(r['size'])} | {r['count']} | {r['plain_bytes']:.0f} | {r['cusafe_bytes']:.0f} | "
+                f"{r['extra_bytes']:+.0f} | {r['target_extra_bytes']:.0f} | {'yes' if r['met'] else 'no'} |\n")
+met = sum(r["met"] for r in rows)
+print(f"footprint: target met at {met} of {len(rows)} sizes")
