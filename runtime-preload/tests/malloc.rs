@@ -42,11 +42,24 @@ fn two_thousand_cycles_never_return_a_freed_address() {
 }
 
 #[test]
-fn other_devices_get_untagged_memory() {
+fn other_devices_get_untagged_memory_and_say_so_once() {
     let r = run(&["other_device"], "");
     assert_eq!(r.code, 0, "{r:?}");
     let tag: u32 = r.stdout.trim().trim_start_matches("tag=").parse().unwrap();
     assert!(!(1..=35).contains(&tag), "{r:?}");
+    // Not quietly: the first allocation on device 1 says that it is not checked, and
+    // what to do; the second one says nothing more.
+    let said: Vec<&str> = r
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("cusafe: warning: cudaMalloc on device 1: "))
+        .collect();
+    assert_eq!(said.len(), 1, "{r:?}");
+    assert!(
+        said[0].contains("checks memory on device 0 only")
+            && said[0].contains("CUDA_VISIBLE_DEVICES=N"),
+        "{r:?}"
+    );
 }
 
 #[test]

@@ -73,16 +73,17 @@ pub(super) fn too_big(api: &'static str, size: u64, total: u64) -> Report {
     }
 }
 
-/// The runtime and its heap, when tagged allocation serves the calling thread.
-fn here() -> Option<(&'static Runtime, &'static Heap)> {
+/// The runtime and its heap, when tagged allocation serves the calling thread's device
+/// (the first allocation call `api` on another device says that it is not checked).
+fn here(api: &str) -> Option<(&'static Runtime, &'static Heap)> {
     let rt = runtime::get()?;
-    Some((rt, rt.heap_here()?))
+    Some((rt, rt.heap_to_allocate(api)?))
 }
 
 /// Hook of `cudaMalloc`.
 #[no_mangle]
 pub unsafe extern "C" fn cudaMalloc(dev_ptr: *mut *mut c_void, size: usize) -> CudaError {
-    let done = here()
+    let done = here("cudaMalloc")
         .filter(|_| !dev_ptr.is_null() && size > 0)
         .and_then(|(rt, h)| {
             // SAFETY: dev_ptr is non-null; the caller passes a writable pointer.
@@ -102,7 +103,7 @@ pub unsafe extern "C" fn cudaMallocPitch(
     height: usize,
 ) -> CudaError {
     let ok = !dev_ptr.is_null() && !pitch.is_null() && width > 0 && height > 0;
-    let done = here().filter(|_| ok).and_then(|(rt, h)| {
+    let done = here("cudaMallocPitch").filter(|_| ok).and_then(|(rt, h)| {
         let p = (width as u64).next_multiple_of(h.pitch_align);
         let size = p.checked_mul(height as u64)?;
         tagged(rt, h, "cudaMallocPitch", size, |ptr| {
@@ -124,7 +125,7 @@ pub unsafe extern "C" fn cudaMallocPitch(
 #[no_mangle]
 pub unsafe extern "C" fn cudaMalloc3D(pitched: *mut PitchedPtr, extent: Extent) -> CudaError {
     let ok = !pitched.is_null() && extent.width > 0 && extent.height > 0 && extent.depth > 0;
-    let done = here().filter(|_| ok).and_then(|(rt, h)| {
+    let done = here("cudaMalloc3D").filter(|_| ok).and_then(|(rt, h)| {
         let p = (extent.width as u64).next_multiple_of(h.pitch_align);
         let size = p
             .checked_mul(extent.height as u64)?

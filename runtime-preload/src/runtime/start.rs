@@ -52,6 +52,7 @@ impl Runtime {
             stack_raised: AtomicBool::new(false),
             revive_lock: Mutex::new(()),
             revive_failed: AtomicBool::new(false),
+            untagged_said: AtomicU64::new(0),
         };
         if let Err(why) = rt.start_cuda() {
             rt.warn(&format!(

@@ -25,12 +25,13 @@ use crate::runtime::{self, Heap, Runtime};
 const PITCH_ELEMENT_SIZES: [c_uint; 3] = [4, 8, 16];
 
 /// The runtime and its heap when tagged allocation serves the calling thread: it has a
-/// current context, and that is the heap's. Starts the runtime (in that context) on
-/// first use.
-fn here() -> Option<(&'static Runtime, &'static Heap)> {
+/// current context, and that is the heap's (the first allocation call `api` in another
+/// context says that it is not checked). Starts the runtime (in that context) on first
+/// use.
+fn here(api: &str) -> Option<(&'static Runtime, &'static Heap)> {
     let ctx = Context::current_or_none()?;
     let rt = runtime::get()?;
-    Some((rt, rt.heap_in(ctx)?))
+    Some((rt, rt.heap_to_allocate_in(api, ctx)?))
 }
 
 /// Whether work on `stream` is being captured into a graph (or the query failed: then
@@ -50,7 +51,7 @@ pub(super) unsafe fn mem_alloc(
     dptr: *mut DevPtr,
     size: usize,
 ) -> CuResult {
-    let done = here()
+    let done = here(call.api)
         .filter(|_| !dptr.is_null() && size > 0)
         .and_then(|(rt, h)| {
             // SAFETY: dptr is non-null and writable (the caller's contract).
@@ -76,7 +77,7 @@ pub(super) unsafe fn mem_alloc_pitch(
         && width > 0
         && height > 0
         && PITCH_ELEMENT_SIZES.contains(&elem);
-    let done = here().filter(|_| ok).and_then(|(rt, h)| {
+    let done = here(call.api).filter(|_| ok).and_then(|(rt, h)| {
         let p = (width as u64).next_multiple_of(h.pitch_align);
         let size = p.checked_mul(height as u64)?;
         tagged(rt, h, call.api, size, |ptr| {
@@ -112,7 +113,7 @@ pub(super) unsafe fn mem_alloc_async(
     size: usize,
     stream: Stream,
 ) -> CuResult {
-    let done = here()
+    let done = here(call.api)
         .filter(|_| !dptr.is_null() && size > 0 && !capturing(call.stream(stream)))
         .and_then(|(rt, h)| {
             // SAFETY: dptr is non-null and writable (the caller's contract).
