@@ -3,7 +3,8 @@
 # (alloc_footprint) (plain builds; the runtime is preloaded at run time), their GPU
 # script (alloc-bench.sh) and its summary (footprint-summary.py) to a bundle folder
 # (default build/examples); and header_lookup, the check's header lookup in three block
-# formats (perf-suite/micro; on the GPU machine it can also be built with nvcc).
+# formats, and launch_rate, the host's cost per kernel launch (perf-suite/micro;
+# header_lookup can also be built with nvcc on the GPU machine).
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
 out=${1:-$CUSAFE_ROOT/build/examples}
@@ -12,5 +13,9 @@ for bench in alloc_bench alloc_footprint; do
   "$CUSAFE_BIN/cusafe-clang++" --cusafe-no-instrument -O2 "$CUSAFE_ROOT/runtime-preload/tests/gpu/$bench.cu" -o "$out/$bench"
 done
 "$CUSAFE_BIN/cusafe-clang++" --cusafe-no-instrument -O3 "$CUSAFE_ROOT/perf-suite/micro/header_lookup.cu" -o "$out/header_lookup"
+# The host's cost per launch: run launch_rate.plain, launch_rate.plain with the runtime
+# preloaded, and launch_rate.cusafe (instrumented: launch-time windows too).
+"$CUSAFE_BIN/cusafe-clang++" --cusafe-no-instrument -O3 "$CUSAFE_ROOT/perf-suite/micro/launch_rate.cu" -o "$out/launch_rate.plain"
+"$CUSAFE_BIN/cusafe-clang++" -O3 "$CUSAFE_ROOT/perf-suite/micro/launch_rate.cu" -o "$out/launch_rate.cusafe"
 cp -L "$CUSAFE_BIN/libcusafe_rt.so" "$CUSAFE_CUDA/lib64/libcudart.so.12" "$out/"
 cp "$CUSAFE_ROOT/scripts/gpu/alloc-bench.sh" "$CUSAFE_ROOT/scripts/gpu/footprint-summary.py" "$out/"
