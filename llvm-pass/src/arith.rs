@@ -8,19 +8,19 @@ use crate::classify::{decide, Decision};
 use crate::ir::{callee, is_intrinsic, opcode, uses, Ir};
 use cusafe_format::block::class_shift;
 use cusafe_format::pointer::{MAX_TAG, MIN_TAG, POISON_MASK, TAG_MASK, TAG_SHIFT};
-use inkwell::values::{AsValueRef, InstructionValue, IntValue, PointerValue};
-use llvm_sys::prelude::*;
-use llvm_sys::{LLVMIntPredicate, LLVMOpcode};
+use inkwell::values::{BasicValueEnum, InstructionValue, PointerValue};
+use inkwell::IntPredicate;
+use llvm_sys::LLVMOpcode;
 
 /// A GEP whose result escapes, with the uses that must see the poisoned value.
-pub struct Escape {
-    gep: LLVMValueRef,
-    root: LLVMValueRef,
-    uses: Vec<(LLVMValueRef, u32)>,
+pub struct Escape<'ctx> {
+    gep: PointerValue<'ctx>,
+    root: PointerValue<'ctx>,
+    uses: Vec<(InstructionValue<'ctx>, u32)>,
 }
 
 /// Whether operand `idx` of `user` may see the raw (unpoisoned) pointer.
-pub fn is_safe_use(user: LLVMValueRef, idx: u32) -> bool {
+pub fn is_safe_use(user: InstructionValue, idx: u32) -> bool {
     match opcode(user) {
         Some(LLVMOpcode::LLVMLoad) | Some(LLVMOpcode::LLVMICmp) => true,
         Some(LLVMOpcode::LLVMStore) => idx == 1,
@@ -37,12 +37,16 @@ pub fn is_safe_use(user: LLVMValueRef, idx: u32) -> bool {
 }
 
 /// Finds the GEPs of a function that need the rule.
-pub fn collect(ir: &Ir, insts: &[LLVMValueRef]) -> Vec<Escape> {
+pub fn collect<'ctx>(ir: &Ir, insts: &[InstructionValue<'ctx>]) -> Vec<Escape<'ctx>> {
     let mut out = Vec::new();
     for &g in insts {
         if opcode(g) != Some(LLVMOpcode::LLVMGetElementPtr) {
             continue;
         }
+        // A vector GEP gives no pointer: it is left alone.
+        let Some(BasicValueEnum::PointerValue(g)) = crate::sys::value(g) else {
+            continue;
+        };
         let Decision::Heap { root } = decide(ir, g, None) else {
             continue;
         };
@@ -63,44 +67,32 @@ pub fn collect(ir: &Ir, insts: &[LLVMValueRef]) -> Vec<Escape> {
 
 /// Applies the rule to one escaping GEP: emits the XOR test after it and points its
 /// escaping uses at `gep i8, g, (poison ? 1 << 63 : 0)`.
-pub fn instrument(ir: &Ir, e: &Escape) {
-    let gep = unsafe { InstructionValue::new(e.gep) };
+pub fn instrument<'ctx>(ir: &Ir<'ctx>, e: &Escape<'ctx>) {
+    use IntPredicate::*;
+    let gep = e.gep.as_instruction().expect("a GEP instruction");
     let next = gep.get_next_instruction().expect("a GEP is no terminator");
-    ir.at(next.as_value_ref());
+    ir.at(next);
     let ri = ir.to_int(e.root);
     let gi = ir.to_int(e.gep);
     let t = ir.and(ir.lshr(ri, ir.c64(TAG_SHIFT.into())), ir.c64(TAG_MASK));
     let in_range = ir.icmp(
-        LLVMIntPredicate::LLVMIntULT,
+        ULT,
         ir.sub(t, ir.c64(MIN_TAG.into())),
         ir.c64((MAX_TAG - MIN_TAG + 1).into()),
     );
     // Shift amount t + 3, kept below 64 for foreign tags (their result is unused).
     let shift = ir.and(ir.add(t, ir.c64(class_shift(0).into())), ir.c64(63));
     let moved = ir.and(ir.xor(ri, gi), ir.c64(!POISON_MASK));
-    let left = ir.icmp(
-        LLVMIntPredicate::LLVMIntNE,
-        ir.lshr(moved, shift),
-        ir.c64(0),
-    );
+    let left = ir.icmp(NE, ir.lshr(moved, shift), ir.c64(0));
     let zero = ir.c64(0);
-    let root_poisoned = ir.icmp(LLVMIntPredicate::LLVMIntSLT, ri, zero);
+    let root_poisoned = ir.icmp(SLT, ri, zero);
     let want = ir.or(ir.and(in_range, left), root_poisoned);
-    let has = ir.icmp(LLVMIntPredicate::LLVMIntSLT, gi, zero);
-    let not_has = ir.b.build_not(unsafe { IntValue::new(has) }, "");
-    let add = ir.and(want, not_has.expect("positioned").as_value_ref());
+    let has = ir.icmp(SLT, gi, zero);
+    let add = ir.and(want, ir.not(has));
     let delta = ir.select(add, ir.c64(POISON_MASK), zero);
-    let poisoned = unsafe {
-        ir.b.build_gep(
-            ir.i8,
-            PointerValue::new(e.gep),
-            &[IntValue::new(delta)],
-            "cusafe.arith",
-        )
-    }
-    .expect("positioned");
+    let poisoned = unsafe { ir.b.build_gep(ir.i8, e.gep, &[delta], "cusafe.arith") };
+    let poisoned = poisoned.expect("positioned");
     for &(user, i) in &e.uses {
-        let user = unsafe { InstructionValue::new(user) };
         assert!(user.set_operand(i, poisoned), "a use's operand exists");
     }
 }

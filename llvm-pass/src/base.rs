@@ -17,22 +17,21 @@
 //! wrap ([`Assumed`]); whoever uses it must check that at run time
 //! ([`Guard::wraps`]) and fall back to the real address when it does.
 
-use crate::classify::{const_int, gep_offset, strip_casts};
-use crate::ir::{inst, int, opcode, operand, pointer, Ir};
-use inkwell::types::{AsTypeRef, BasicTypeEnum, IntType};
-use inkwell::values::{AsValueRef, IntValue};
-use llvm_sys::prelude::*;
+use crate::classify::{gep_offset, strip_pointer_casts};
+use crate::ir::{int_operand, opcode, operand, Ir};
+use inkwell::types::{BasicTypeEnum, IntType};
+use inkwell::values::{AsValueRef, BasicValueEnum, InstructionValue, IntValue, PointerValue};
 use llvm_sys::LLVMOpcode;
 
 /// How the terms of an [`Index`] reach the GEP's index type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Widen {
+pub enum Widen<'ctx> {
     /// Used as they are.
     Keep,
     /// `sext x to ty`.
-    Sign(LLVMTypeRef),
+    Sign(IntType<'ctx>),
     /// `zext x to ty`.
-    Zero(LLVMTypeRef),
+    Zero(IntType<'ctx>),
 }
 
 /// One index of the base GEP, as it must be rebuilt: the sum of its terms, each
@@ -40,15 +39,15 @@ pub enum Widen {
 /// adds becomes the terms `a`, `b`, so that its neighbours `sext (a + b)` and
 /// `sext (a + (b - 1))` share the base).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Index {
+pub struct Index<'ctx> {
     /// Existing values, in a canonical order.
-    pub terms: Vec<LLVMValueRef>,
+    pub terms: Vec<IntValue<'ctx>>,
     /// How each term is widened before the sum.
-    pub ext: Widen,
+    pub ext: Widen<'ctx>,
 }
 
-impl Index {
-    fn value(v: LLVMValueRef) -> Index {
+impl<'ctx> Index<'ctx> {
+    fn value(v: IntValue<'ctx>) -> Index<'ctx> {
         Index {
             terms: vec![v],
             ext: Widen::Keep,
@@ -56,14 +55,14 @@ impl Index {
     }
 
     /// Builds the index at the builder's position.
-    fn build(&self, ir: &Ir) -> LLVMValueRef {
-        let widen = |v: LLVMValueRef| {
+    fn build(&self, ir: &Ir<'ctx>) -> IntValue<'ctx> {
+        let widen = |v: IntValue<'ctx>| {
             let w = match self.ext {
                 Widen::Keep => return v,
-                Widen::Sign(t) => ir.b.build_int_s_extend(int(v), int_type(t), ""),
-                Widen::Zero(t) => ir.b.build_int_z_extend(int(v), int_type(t), ""),
+                Widen::Sign(t) => ir.b.build_int_s_extend(v, t, ""),
+                Widen::Zero(t) => ir.b.build_int_z_extend(v, t, ""),
             };
-            w.expect("positioned").as_value_ref()
+            w.expect("positioned")
         };
         let mut terms = self.terms.iter().map(|&v| widen(v));
         let first = terms.next().expect("an index has a term");
@@ -71,38 +70,38 @@ impl Index {
     }
 }
 
-/// The integer type `t`.
-fn int_type<'ctx>(t: LLVMTypeRef) -> IntType<'ctx> {
-    unsafe { IntType::new(t) }
-}
-
 /// A base pointer: `ptr` itself, or `gep ty, ptr, indices`.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Base {
+pub struct Base<'ctx> {
     /// The pointer operand.
-    pub ptr: LLVMValueRef,
+    pub ptr: PointerValue<'ctx>,
     /// Source element type and indices of the GEP, if any.
-    pub gep: Option<(LLVMTypeRef, Vec<Index>)>,
+    pub gep: Option<(BasicTypeEnum<'ctx>, Vec<Index<'ctx>>)>,
 }
 
-impl Base {
+impl<'ctx> Base<'ctx> {
     /// Values the base is built from (each must be available where it is rebuilt).
-    pub fn leaves(&self) -> Vec<LLVMValueRef> {
-        let mut out = vec![self.ptr];
+    pub fn leaves(&self) -> Vec<BasicValueEnum<'ctx>> {
+        let mut out = vec![self.ptr.into()];
         if let Some((_, idx)) = &self.gep {
-            out.extend(idx.iter().flat_map(|i| i.terms.iter().copied()));
+            let terms = idx.iter().flat_map(|i| i.terms.iter());
+            out.extend(terms.map(|&t| BasicValueEnum::from(t)));
         }
         out
     }
 
     /// The same base with every value passed through `f` (e.g. recover-mode phis).
-    pub fn map(&self, f: impl Fn(LLVMValueRef) -> LLVMValueRef) -> Base {
-        let idx = |i: &Index| Index {
-            terms: i.terms.iter().map(|&v| f(v)).collect(),
+    pub fn map(&self, f: impl Fn(BasicValueEnum<'ctx>) -> BasicValueEnum<'ctx>) -> Base<'ctx> {
+        let idx = |i: &Index<'ctx>| Index {
+            terms: i
+                .terms
+                .iter()
+                .map(|&v| f(v.into()).into_int_value())
+                .collect(),
             ext: i.ext,
         };
         Base {
-            ptr: f(self.ptr),
+            ptr: f(self.ptr.into()).into_pointer_value(),
             gep: self
                 .gep
                 .as_ref()
@@ -111,20 +110,18 @@ impl Base {
     }
 
     /// Builds the base at the builder's position, plus `off` bytes.
-    pub fn build(&self, ir: &Ir, off: i64) -> LLVMValueRef {
-        let mut p = pointer(self.ptr);
+    pub fn build(&self, ir: &Ir<'ctx>, off: i64) -> PointerValue<'ctx> {
+        let mut p = self.ptr;
         // Safety (of `build_gep`): the indices are the original GEP's, rebuilt, on its
-        // own source type; the offset GEP steps over bytes.
+        // own source type.
         if let Some((ty, idx)) = &self.gep {
-            let vals: Vec<IntValue> = idx.iter().map(|i| int(i.build(ir))).collect();
-            let ty = unsafe { BasicTypeEnum::new(*ty) };
-            p = unsafe { ir.b.build_gep(ty, p, &vals, "") }.expect("positioned");
+            let vals: Vec<IntValue> = idx.iter().map(|i| i.build(ir)).collect();
+            p = unsafe { ir.b.build_gep(*ty, p, &vals, "") }.expect("positioned");
         }
         if off != 0 {
-            let c = ir.i64.const_int(off as u64, false);
-            p = unsafe { ir.b.build_gep(ir.i8, p, &[c], "") }.expect("positioned");
+            p = ir.byte_gep(p, ir.i64.const_int(off as u64, false));
         }
-        p.as_value_ref()
+        p
     }
 }
 
@@ -134,9 +131,9 @@ const MAX_TERMS: usize = 3;
 /// A split that assumed the signed addition `x + c` (in `x`'s type) does not wrap: the
 /// index `sext (x + c)` was taken for `sext x + c`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Assumed {
+pub struct Assumed<'ctx> {
     /// The addition's variable operand.
-    pub x: LLVMValueRef,
+    pub x: IntValue<'ctx>,
     /// Its constant.
     pub c: i64,
 }
@@ -144,37 +141,37 @@ pub struct Assumed {
 /// The run-time check behind the [`Assumed`] splits of a group: `x + c` must not wrap
 /// for any `c` from `lo` to `hi` (`lo <= 0 <= hi`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Guard {
+pub struct Guard<'ctx> {
     /// The value the splits share.
-    pub x: LLVMValueRef,
+    pub x: IntValue<'ctx>,
     /// The least constant, or 0.
     pub lo: i64,
     /// The greatest constant, or 0.
     pub hi: i64,
 }
 
-impl Guard {
+impl<'ctx> Guard<'ctx> {
     /// The guard of no assumption yet on `x` (`lo = hi = 0`).
-    pub fn new(x: LLVMValueRef) -> Guard {
+    pub fn new(x: IntValue<'ctx>) -> Guard<'ctx> {
         Guard { x, lo: 0, hi: 0 }
     }
 
     /// The guard widened to take `a` too, or `None` when `a` assumes something of
     /// another value or the constants span half the type or more.
-    pub fn with(&self, a: Assumed) -> Option<Guard> {
+    pub fn with(&self, a: Assumed<'ctx>) -> Option<Guard<'ctx>> {
         let g = Guard {
             lo: self.lo.min(a.c),
             hi: self.hi.max(a.c),
             ..*self
         };
-        let bits = int(self.x).get_type().get_bit_width();
+        let bits = self.x.get_type().get_bit_width();
         (a.x == self.x && bits < 64 && (g.hi - g.lo) < 1 << (bits - 1)).then_some(g)
     }
 
     /// The same guard with its value passed through `f`.
-    pub fn map(&self, f: impl Fn(LLVMValueRef) -> LLVMValueRef) -> Guard {
+    pub fn map(&self, f: impl Fn(BasicValueEnum<'ctx>) -> BasicValueEnum<'ctx>) -> Guard<'ctx> {
         Guard {
-            x: f(self.x),
+            x: f(self.x.into()).into_int_value(),
             ..*self
         }
     }
@@ -182,14 +179,14 @@ impl Guard {
     /// Builds, at the builder's position, "some `x + c` wraps": with `n` the width of
     /// `x`, no `c` in `lo..=hi` wraps iff `MIN - lo <= x <= MAX - hi` (signed), one
     /// unsigned compare `x + (2^(n-1) + lo) <=u 2^n - 1 - (hi - lo)`.
-    pub fn wraps(&self, ir: &Ir) -> LLVMValueRef {
-        let ty = int(self.x).get_type();
+    pub fn wraps(&self, ir: &Ir<'ctx>) -> IntValue<'ctx> {
+        let ty = self.x.get_type();
         let (k, bound) = guard_constants(ty.get_bit_width(), self.lo, self.hi);
-        let shifted = ir.add(self.x, ty.const_int(k, false).as_value_ref());
+        let shifted = ir.add(self.x, ty.const_int(k, false));
         ir.icmp(
-            llvm_sys::LLVMIntPredicate::LLVMIntUGT,
+            inkwell::IntPredicate::UGT,
             shifted,
-            ty.const_int(bound, false).as_value_ref(),
+            ty.const_int(bound, false),
         )
     }
 }
@@ -217,19 +214,26 @@ enum Wrap {
 /// `x | C` with disjoint bits and C >= 0 (`x + C` with no carry, which commutes with
 /// either extension), recursively. Returns the constant; `None` when a constant sum
 /// overflows or there would be more than [`MAX_TERMS`] terms.
-fn split_terms(v: LLVMValueRef, wrap: Wrap, terms: &mut Vec<LLVMValueRef>) -> Option<i64> {
-    if let Some(c) = const_int(v) {
+fn split_terms<'ctx>(
+    v: IntValue<'ctx>,
+    wrap: Wrap,
+    terms: &mut Vec<IntValue<'ctx>>,
+) -> Option<i64> {
+    if let Some(c) = v.get_sign_extended_constant() {
         return (wrap != Wrap::Unsigned || c >= 0).then_some(c);
     }
+    let inst = |v: IntValue<'ctx>| v.as_instruction().expect("an instruction");
     let splits = match opcode(v) {
         Some(LLVMOpcode::LLVMAdd) => match wrap {
             Wrap::Any => true,
-            Wrap::Signed => nsw(v),
+            Wrap::Signed => nsw(inst(v)),
             Wrap::Unsigned => inst(v).get_no_unsigned_wrap_flag().expect("an add"),
         },
         Some(LLVMOpcode::LLVMOr) => {
             inst(v).get_disjoint_flag().expect("an or")
-                && const_int(operand(v, 1)).is_some_and(|c| c >= 0)
+                && int_operand(v, 1)
+                    .get_sign_extended_constant()
+                    .is_some_and(|c| c >= 0)
         }
         _ => false,
     };
@@ -240,44 +244,41 @@ fn split_terms(v: LLVMValueRef, wrap: Wrap, terms: &mut Vec<LLVMValueRef>) -> Op
         terms.push(v);
         return Some(0);
     }
-    let a = split_terms(operand(v, 0), wrap, terms)?;
-    let b = split_terms(operand(v, 1), wrap, terms)?;
+    let a = split_terms(int_operand(v, 0), wrap, terms)?;
+    let b = split_terms(int_operand(v, 1), wrap, terms)?;
     a.checked_add(b)
 }
 
 /// Whether `add` instruction `v` has the `nsw` flag.
-fn nsw(v: LLVMValueRef) -> bool {
-    inst(v).get_no_signed_wrap_flag().expect("an add")
+fn nsw(v: InstructionValue) -> bool {
+    v.get_no_signed_wrap_flag().expect("an add")
 }
 
 /// An index as (terms, C) with the terms in a canonical order, or `None` for an index
 /// used as it is that does not split (the GEP then keeps it as it is). With `assume`, a
 /// signed index whose outermost addition is a plain `add x, C` splits as `x` plus `C`
 /// and says so (the third value).
-fn split_add(v: LLVMValueRef, assume: bool) -> Option<(Index, i64, Option<Assumed>)> {
+fn split_add(v: IntValue, assume: bool) -> Option<(Index, i64, Option<Assumed>)> {
     // A widened index is split inside the extension, so that `sext i` and
     // `sext (i + 1)` share a base.
-    let ty = int(v).get_type();
+    let ty = v.get_type();
     let (inner, wrap, ext) = match opcode(v) {
-        Some(LLVMOpcode::LLVMSExt) => (operand(v, 0), Wrap::Signed, Widen::Sign(ty.as_type_ref())),
-        Some(LLVMOpcode::LLVMZExt) => {
-            (operand(v, 0), Wrap::Unsigned, Widen::Zero(ty.as_type_ref()))
-        }
+        Some(LLVMOpcode::LLVMSExt) => (int_operand(v, 0), Wrap::Signed, Widen::Sign(ty)),
+        Some(LLVMOpcode::LLVMZExt) => (int_operand(v, 0), Wrap::Unsigned, Widen::Zero(ty)),
         // GEP arithmetic is in pointer width; a narrower index is sign-extended
         // first, so it splits like a `sext` (and is rebuilt as one).
         _ if ty.get_bit_width() == 64 => (v, Wrap::Any, Widen::Keep),
-        _ => {
-            let i64 = ty.get_context().i64_type();
-            (v, Wrap::Signed, Widen::Sign(i64.as_type_ref()))
-        }
+        _ => (v, Wrap::Signed, Widen::Sign(ty.get_context().i64_type())),
     };
-    let plain_add =
-        assume && wrap == Wrap::Signed && opcode(inner) == Some(LLVMOpcode::LLVMAdd) && !nsw(inner);
+    let plain_add = assume
+        && wrap == Wrap::Signed
+        && opcode(inner) == Some(LLVMOpcode::LLVMAdd)
+        && !nsw(inner.as_instruction().expect("an add"));
     let assumed = plain_add
-        .then(|| const_int(operand(inner, 1)))
+        .then(|| int_operand(inner, 1).get_sign_extended_constant())
         .flatten()
         .map(|c| Assumed {
-            x: operand(inner, 0),
+            x: int_operand(inner, 0),
             c,
         });
     let (inner, c0) = match assumed {
@@ -293,37 +294,50 @@ fn split_add(v: LLVMValueRef, assume: bool) -> Option<(Index, i64, Option<Assume
     if ext == Widen::Keep && terms == [v] {
         return None;
     }
-    terms.sort_by_key(|&t| t as usize);
+    // Canonical: by handle (a key inkwell values do not have).
+    terms.sort_by_key(|t| t.as_value_ref() as usize);
     Some((Index { terms, ext }, c, assumed))
 }
 
 /// `addr` without its constant-offset GEPs on top, and their byte offset, or `None`
 /// when the sum overflows.
-pub fn strip_constant_geps(ir: &Ir, addr: LLVMValueRef) -> Option<(LLVMValueRef, i64)> {
+pub fn strip_constant_geps<'ctx>(
+    ir: &Ir,
+    addr: PointerValue<'ctx>,
+) -> Option<(PointerValue<'ctx>, i64)> {
     let mut off = 0i64;
     let mut v = addr;
     while opcode(v) == Some(LLVMOpcode::LLVMGetElementPtr) {
-        let Some(o) = gep_offset(ir, v) else { break };
+        let Some(o) = gep_offset(ir, v.into()) else {
+            break;
+        };
         off = off.checked_add(o)?;
-        v = operand(v, 0);
+        v = pointer_operand(v);
     }
     Some((v, off))
 }
 
+/// The pointer operand of GEP `gep` (a scalar GEP's: a pointer).
+fn pointer_operand(gep: PointerValue) -> PointerValue {
+    operand(gep, 0)
+        .expect("a GEP's pointer")
+        .into_pointer_value()
+}
+
 /// An address split by [`decompose`].
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Parts {
+pub struct Parts<'ctx> {
     /// The base.
-    pub base: Base,
+    pub base: Base<'ctx>,
     /// Bytes from the base.
     pub off: i64,
     /// What the split assumed, if it took a plain `add` apart (only with `assume`).
-    pub assumed: Option<Assumed>,
+    pub assumed: Option<Assumed<'ctx>>,
 }
 
 /// The base and byte offset of `addr` (with `assume`, possibly under an [`Assumed`]
 /// split of one index), or `None` when a step overflows.
-pub fn decompose(ir: &Ir, addr: LLVMValueRef, assume: bool) -> Option<Parts> {
+pub fn decompose<'ctx>(ir: &Ir, addr: PointerValue<'ctx>, assume: bool) -> Option<Parts<'ctx>> {
     let (v, mut off) = strip_constant_geps(ir, addr)?;
     if opcode(v) != Some(LLVMOpcode::LLVMGetElementPtr) {
         let base = Base { ptr: v, gep: None };
@@ -334,18 +348,19 @@ pub fn decompose(ir: &Ir, addr: LLVMValueRef, assume: bool) -> Option<Parts> {
         });
     }
     let mut assumed = None;
-    let gep = inst(v);
+    let gep = v.as_instruction().expect("a GEP instruction");
     let src = gep.get_gep_source_element_type().expect("a GEP");
     let mut ty = src;
     let mut idx = Vec::new();
     for i in 1..gep.get_num_operands() {
-        let op = operand(v, i);
+        let op = int_operand(gep, i);
+        let const_op = op.get_sign_extended_constant();
         // Stride of this index: the whole source type for the first, then the
         // element type one level down (struct fields take constant indices).
         let stride = if i == 1 {
             Some(ir.layout().get_abi_size(&ty) as i64)
         } else if let BasicTypeEnum::StructType(st) = ty {
-            let field = st.get_field_type_at_index(const_int(op)? as u32);
+            let field = st.get_field_type_at_index(const_op? as u32);
             ty = field.expect("a GEP's struct index names a field");
             None
         } else {
@@ -357,15 +372,14 @@ pub fn decompose(ir: &Ir, addr: LLVMValueRef, assume: bool) -> Option<Parts> {
             Some(ir.layout().get_abi_size(&ty) as i64)
         };
         let split = stride
-            .filter(|_| const_int(op).is_none())
+            .filter(|_| const_op.is_none())
             .and_then(|_| split_add(op, assume && assumed.is_none()));
-        match (stride, const_int(op), split) {
+        match (stride, const_op, split) {
             // Constant array indices fold into the offset (`t[ty][3]` and `t[ty][5]`
             // share a base).
             (Some(s), Some(c), _) => {
                 off = off.checked_add(c.checked_mul(s)?)?;
-                let zero = int(op).get_type().const_zero();
-                idx.push(Index::value(zero.as_value_ref()));
+                idx.push(Index::value(op.get_type().const_zero()));
             }
             (Some(s), None, Some((x, c, a))) => {
                 off = off.checked_add(c.checked_mul(s)?)?;
@@ -376,8 +390,8 @@ pub fn decompose(ir: &Ir, addr: LLVMValueRef, assume: bool) -> Option<Parts> {
         }
     }
     let base = Base {
-        ptr: operand(v, 0),
-        gep: Some((src.as_type_ref(), idx)),
+        ptr: pointer_operand(v),
+        gep: Some((src, idx)),
     };
     Some(Parts { base, off, assumed })
 }
@@ -387,13 +401,17 @@ pub fn decompose(ir: &Ir, addr: LLVMValueRef, assume: bool) -> Option<Parts> {
 /// computes from the indices alone (no cast of the object's address into the access's
 /// space, no 64-bit subtraction), and hoists or shares with the access's own address
 /// arithmetic. `None` when `addr` is not built on `root` that way.
-pub fn offset_from(ir: &Ir, root: LLVMValueRef, addr: LLVMValueRef) -> Option<LLVMValueRef> {
+pub fn offset_from<'ctx>(
+    ir: &Ir<'ctx>,
+    root: PointerValue<'ctx>,
+    addr: PointerValue<'ctx>,
+) -> Option<IntValue<'ctx>> {
     let Parts { base, off, .. } = decompose(ir, addr, false)?;
-    if strip_casts(base.ptr) != strip_casts(root) {
+    if strip_pointer_casts(base.ptr) != strip_pointer_casts(root) {
         return None;
     }
     let at_zero = Base {
-        ptr: pointer(base.ptr).get_type().const_null().as_value_ref(),
+        ptr: base.ptr.get_type().const_null(),
         gep: base.gep,
     };
     Some(ir.to_int(at_zero.build(ir, off)))

@@ -25,7 +25,7 @@ use crate::classify::{ObjSize, Object};
 use crate::collect::{Access, Len, Range, Target};
 use crate::elim::plan::{Anchor, CheckPlan, LoopCheck, Plan, RangeId, Unit};
 use crate::elim::ColdPaths;
-use crate::ir::{addr_space, block, inst, int, pointer, space, Ir, AS_GLOBAL};
+use crate::ir::{addr_space, space, Ir, AS_GLOBAL};
 use crate::launch::{RootPart, Windows};
 use crate::sites::Sites;
 use crate::strip::Roots;
@@ -37,20 +37,19 @@ use inkwell::builder::Builder;
 use inkwell::module::Linkage;
 use inkwell::types::{BasicTypeEnum, FunctionType};
 use inkwell::values::{
-    AsValueRef, BasicMetadataValueEnum, BasicValue, BasicValueEnum, PointerValue,
+    BasicMetadataValueEnum, BasicValue, BasicValueEnum, FunctionValue, InstructionValue, IntValue,
+    PointerValue,
 };
 use inkwell::{InlineAsmDialect, IntPredicate};
-use llvm_sys::prelude::*;
-use llvm_sys::LLVMIntPredicate;
 use std::cell::RefCell;
 use std::collections::HashMap;
 
 /// Root halves of heap checks already built, by where they were built.
-pub type RootParts = HashMap<Anchor, RootPart>;
+pub type RootParts<'ctx> = HashMap<Anchor<'ctx>, RootPart<'ctx>>;
 
 /// Values replaced by recover-mode phis: a loaded value used as a later access's root or
 /// address must be read through its phi, which dominates where the original no longer does.
-pub type Replaced = HashMap<LLVMValueRef, LLVMValueRef>;
+pub type Replaced<'ctx> = HashMap<BasicValueEnum<'ctx>, BasicValueEnum<'ctx>>;
 
 /// What [`Checker`] emits one function's checks with: the module-wide maps its checks
 /// add to (borrowed), the function's own root halves and stripped roots (made here),
@@ -59,19 +58,19 @@ pub struct FnEmit<'a, 'ctx> {
     /// The module's IR handles and builder.
     ir: &'a Ir<'ctx>,
     /// The module's report sites.
-    sites: &'a mut Sites,
+    sites: &'a mut Sites<'ctx>,
     /// The module's values replaced by recover-mode phis so far.
-    replaced: &'a mut Replaced,
+    replaced: &'a mut Replaced<'ctx>,
     /// The function's stripped roots.
-    roots: Roots,
+    roots: Roots<'ctx>,
     /// The function's root halves built so far.
-    parts: RootParts,
+    parts: RootParts<'ctx>,
     /// The function.
-    func: LLVMValueRef,
+    func: FunctionValue<'ctx>,
     /// The function's accesses, as collected.
-    accesses: &'a [Access],
+    accesses: &'a [Access<'ctx>],
     /// The plan for `accesses`.
-    plan: &'a Plan,
+    plan: &'a Plan<'ctx>,
 }
 
 impl<'a, 'ctx> FnEmit<'a, 'ctx> {
@@ -79,11 +78,11 @@ impl<'a, 'ctx> FnEmit<'a, 'ctx> {
     /// planned by `plan`; `sites` and `replaced` are the module's.
     pub fn new(
         ir: &'a Ir<'ctx>,
-        sites: &'a mut Sites,
-        replaced: &'a mut Replaced,
-        func: LLVMValueRef,
-        accesses: &'a [Access],
-        plan: &'a Plan,
+        sites: &'a mut Sites<'ctx>,
+        replaced: &'a mut Replaced<'ctx>,
+        func: FunctionValue<'ctx>,
+        accesses: &'a [Access<'ctx>],
+        plan: &'a Plan<'ctx>,
     ) -> FnEmit<'a, 'ctx> {
         FnEmit {
             ir,
@@ -98,8 +97,13 @@ impl<'a, 'ctx> FnEmit<'a, 'ctx> {
     }
 }
 
-fn resolve(replaced: &Replaced, v: LLVMValueRef) -> LLVMValueRef {
+fn resolve<'ctx>(replaced: &Replaced<'ctx>, v: BasicValueEnum<'ctx>) -> BasicValueEnum<'ctx> {
     replaced.get(&v).copied().unwrap_or(v)
+}
+
+/// [`resolve`] of a pointer.
+fn resolve_ptr<'ctx>(replaced: &Replaced<'ctx>, p: PointerValue<'ctx>) -> PointerValue<'ctx> {
+    resolve(replaced, p.into()).into_pointer_value()
 }
 
 /// The device runtime's out-of-line cold path (device-rt/cusafe_rt.c): it finishes
@@ -134,21 +138,21 @@ pub struct Checker<'ctx> {
     /// The zero word foreign pointers read instead of a header.
     no_header: PointerValue<'ctx>,
     /// Which cold path each check gets (the planner's view of them).
-    cold: ColdPaths,
+    cold: ColdPaths<'ctx>,
     /// The launch-time windows of kernel pointer parameters (`crate::launch`).
-    windows: Windows,
+    windows: Windows<'ctx>,
     /// Builds the bounds of [`Checker::bound`] next to their window, wherever the main
     /// builder is.
     aux: Builder<'ctx>,
     /// Bounds built so far, by window size value and access length.
-    bounds: RefCell<HashMap<(LLVMValueRef, u64), LLVMValueRef>>,
+    bounds: RefCell<HashMap<(IntValue<'ctx>, u64), IntValue<'ctx>>>,
 }
 
 impl<'ctx> Checker<'ctx> {
     /// Declares the cold-path functions and the no-header word in the module. `cold`:
     /// which cold path each check gets (a recover build's return); `windows`: the
     /// launch-time windows of kernel parameters.
-    pub fn new(ir: &Ir<'ctx>, cold: ColdPaths, windows: Windows) -> Checker<'ctx> {
+    pub fn new(ir: &Ir<'ctx>, cold: ColdPaths<'ctx>, windows: Windows<'ctx>) -> Checker<'ctx> {
         // (addr, root, size compared against, access length, site): device-rt works
         // out the rest; every argument is a register live at the call.
         let params = [
@@ -193,11 +197,11 @@ impl<'ctx> Checker<'ctx> {
     /// kernel parameter with a launch-time window in a trap-mode build. Its window lets
     /// no access through unless the parameter is below bit 47 (a poisoned parameter's
     /// window is empty), and a failed check never returns.
-    fn keeps_tags(&self, root: LLVMValueRef) -> bool {
+    fn keeps_tags(&self, root: PointerValue<'ctx>) -> bool {
         self.trap_slot.is_some()
             && self
                 .windows
-                .contains_key(&crate::classify::strip_casts(root))
+                .contains_key(&crate::classify::strip_pointer_casts(root))
     }
 
     /// Instruments access `index` of `e`'s function: a check per planned range before
@@ -210,7 +214,7 @@ impl<'ctx> Checker<'ctx> {
         // The checks this access emits, each a batch: a batch's first range emits the
         // whole batch; a single check and a neighbouring group (not batched) are their
         // own. Ranges another access's check covers emit nothing here.
-        let emits: Vec<(usize, Vec<Unit>)> = plans
+        let emits: Vec<(usize, Vec<Unit<'ctx>>)> = plans
             .iter()
             .enumerate()
             .filter_map(|(k, &p)| {
@@ -238,14 +242,14 @@ impl<'ctx> Checker<'ctx> {
         for a in anchors {
             e.parts.entry(a).or_insert_with(|| {
                 ir.at(a.before);
-                self.root_part(ir, resolve(e.replaced, a.root))
+                self.root_part(ir, resolve_ptr(e.replaced, a.root))
             });
         }
-        let access = inst(acc.inst);
+        let access = acc.inst;
         let next = access
             .get_next_instruction()
             .expect("an access is no terminator");
-        let cont = ir.split_before(next.as_value_ref());
+        let cont = ir.split_before(next);
         let mut skipped_from = Vec::new();
         for (k, units) in emits {
             let r = &acc.ranges[k];
@@ -260,8 +264,8 @@ impl<'ctx> Checker<'ctx> {
             };
             let original_root = r.root;
             let r = Range {
-                addr: resolve(e.replaced, r.addr),
-                root: resolve(e.replaced, r.root),
+                addr: resolve_ptr(e.replaced, r.addr),
+                root: resolve_ptr(e.replaced, r.root),
                 ..r.clone()
             };
             let (slow_bb, skip) = self.emit_check(e, acc.inst, &r, original_root, anchor);
@@ -270,10 +274,10 @@ impl<'ctx> Checker<'ctx> {
             let term = slow_bb
                 .get_terminator()
                 .expect("a split block ends in a branch");
-            let go_on = crate::sys::successors(term.as_value_ref())[0];
+            let go_on = crate::sys::successors(term)[0];
             term.erase_from_basic_block();
             ir.at_end(slow_bb);
-            ir.b.build_conditional_branch(int(skip), block(cont), block(go_on))
+            ir.b.build_conditional_branch(skip, cont, go_on)
                 .expect("positioned");
             skipped_from.push(slow_bb);
         }
@@ -282,8 +286,13 @@ impl<'ctx> Checker<'ctx> {
             .iter()
             .filter(|r| matches!(r.target, Target::Heap) && !self.keeps_tags(r.root))
         {
-            e.roots
-                .strip_access(ir, e.func, acc.inst, r.operand, resolve(e.replaced, r.root));
+            e.roots.strip_access(
+                ir,
+                e.func,
+                acc.inst,
+                r.operand,
+                resolve_ptr(e.replaced, r.root),
+            );
         }
         // A value the program uses (not a store's) is the access's, or zero where it
         // was skipped.
@@ -291,14 +300,12 @@ impl<'ctx> Checker<'ctx> {
             return;
         };
         if access.get_first_use().is_some() {
-            let first = block(cont)
-                .get_first_instruction()
-                .expect("the access's block");
-            ir.at(first.as_value_ref());
+            let first = cont.get_first_instruction().expect("the access's block");
+            ir.at(first);
             let phi = ir.b.build_phi(ty, "cusafe.val").expect("positioned");
             access.replace_all_uses_with(&phi.as_instruction());
-            e.replaced.insert(acc.inst, phi.as_value_ref());
-            let value = unsafe { BasicValueEnum::new(acc.inst) };
+            let value = crate::sys::value(access).expect("a first-class value");
+            e.replaced.insert(value, phi.as_basic_value());
             let zero = ty.const_zero();
             let mut incoming: Vec<(&dyn BasicValue, _)> =
                 vec![(&value, access.get_parent().expect("in a block"))];
@@ -314,17 +321,17 @@ impl<'ctx> Checker<'ctx> {
     /// Emits the check of a loop range (`elim::plan::LoopCheck`) before the preheader's
     /// terminator; a report names the access's site. The loop runs either way (recover
     /// mode does not skip the accesses of a loop whose range failed).
-    pub fn emit_loop_check(&self, e: &mut FnEmit<'_, 'ctx>, lc: &LoopCheck) {
+    pub fn emit_loop_check(&self, e: &mut FnEmit<'_, 'ctx>, lc: &LoopCheck<'ctx>) {
         let ir = e.ir;
         // The expansions may be the program's own values (a loaded row pointer), which
         // recover-mode phis have replaced since.
         let len = match lc.range.len {
-            Len::Value(v) => Len::Value(resolve(e.replaced, v)),
+            Len::Value(v) => Len::Value(resolve(e.replaced, v.into()).into_int_value()),
             l => l,
         };
         let r = Range {
-            root: resolve(e.replaced, lc.range.root),
-            addr: resolve(e.replaced, lc.range.addr),
+            root: resolve_ptr(e.replaced, lc.range.root),
+            addr: resolve_ptr(e.replaced, lc.range.addr),
             len,
             ..lc.range.clone()
         };
@@ -342,9 +349,9 @@ impl<'ctx> Checker<'ctx> {
     fn verdict(
         &self,
         e: &FnEmit<'_, 'ctx>,
-        r: &Range,
-        anchor: Option<Anchor>,
-    ) -> (Verdict, LLVMValueRef) {
+        r: &Range<'ctx>,
+        anchor: Option<Anchor<'ctx>>,
+    ) -> (Verdict<'ctx>, IntValue<'ctx>) {
         let ir = e.ir;
         let len = match r.len {
             Len::Const(n) => ir.c64(n),
@@ -371,23 +378,22 @@ impl<'ctx> Checker<'ctx> {
     fn cold_call(
         &self,
         e: &mut FnEmit<'_, 'ctx>,
-        inst: LLVMValueRef,
-        r: &Range,
-        original_root: LLVMValueRef,
-        v: &Verdict,
-        len: LLVMValueRef,
-    ) -> Option<LLVMValueRef> {
+        inst: InstructionValue<'ctx>,
+        r: &Range<'ctx>,
+        original_root: PointerValue<'ctx>,
+        v: &Verdict<'ctx>,
+        len: IntValue<'ctx>,
+    ) -> Option<IntValue<'ctx>> {
         let ir = e.ir;
         let out_of_line = self.cold.out_of_line(r, original_root);
         let text = e.sites.text(ir, e.func, inst, &v.object);
         let args: [BasicMetadataValueEnum; 5] = [
-            ir.add(v.root, v.off),
-            v.root,
-            v.size,
-            ir.int_cast(len, ir.i32),
-            e.sites.site(ir, r.flags | v.space, text),
-        ]
-        .map(|a| unsafe { BasicValueEnum::new(a) }.into());
+            ir.add(v.root, v.off).into(),
+            v.root.into(),
+            v.size.into(),
+            ir.int_cast(len, ir.i32).into(),
+            e.sites.site(ir, r.flags | v.space, text).into(),
+        ];
         // Trap-mode calls are indirect: ptxas inlines a direct call of a function
         // and the report's registers then count in every kernel (gemm 30 -> 54 in a
         // one-off ptxas experiment); an indirect call keeps them the callee's own.
@@ -401,8 +407,8 @@ impl<'ctx> Checker<'ctx> {
         };
         let call = ir.b.build_indirect_call(ty, callee, &args, "");
         let call = call.expect("positioned");
-        let call_inst = crate::ir::inst(call.as_value_ref());
-        if let Some(loc) = crate::ir::inst(inst).get_debug_location() {
+        let call_inst = crate::ir::call_instruction(call);
+        if let Some(loc) = inst.get_debug_location() {
             call_inst.set_debug_location(Some(loc));
         }
         if ty == self.trap_ty {
@@ -414,7 +420,8 @@ impl<'ctx> Checker<'ctx> {
             ir.b.build_unreachable().expect("positioned");
             return None;
         }
-        Some(ir.icmp(LLVMIntPredicate::LLVMIntNE, call.as_value_ref(), ir.c32(0)))
+        let skip = crate::ir::int_result(call);
+        Some(ir.icmp(IntPredicate::NE, skip, ir.c32(0)))
     }
 
     /// Emits the check of one range before `inst` (`original_root`: see `cold_call`);
@@ -423,17 +430,17 @@ impl<'ctx> Checker<'ctx> {
     fn emit_check(
         &self,
         e: &mut FnEmit<'_, 'ctx>,
-        inst: LLVMValueRef,
-        r: &Range,
-        original_root: LLVMValueRef,
-        anchor: Option<Anchor>,
-    ) -> (BasicBlock<'ctx>, Option<LLVMValueRef>) {
+        inst: InstructionValue<'ctx>,
+        r: &Range<'ctx>,
+        original_root: PointerValue<'ctx>,
+        anchor: Option<Anchor<'ctx>>,
+    ) -> (BasicBlock<'ctx>, Option<IntValue<'ctx>>) {
         let ir = e.ir;
         ir.at(inst);
         let (v, len) = self.verdict(e, r, anchor);
         let term = ir.split_if_then(v.bad, inst);
         // The cold block (before the call: a call that never returns erases `term`).
-        let bb = crate::ir::inst(term).get_parent().expect("a split block");
+        let bb = term.get_parent().expect("a split block");
         ir.at(term);
         let skip = self.cold_call(e, inst, r, original_root, &v, len);
         (bb, skip)
@@ -450,8 +457,8 @@ impl<'ctx> Checker<'ctx> {
     fn emit_batch(
         &self,
         e: &mut FnEmit<'_, 'ctx>,
-        units: &[Unit],
-        verdicts_at: Option<LLVMValueRef>,
+        units: &[Unit<'ctx>],
+        verdicts_at: Option<InstructionValue<'ctx>>,
     ) {
         let (ir, accesses, plan) = (e.ir, e.accesses, e.plan);
         let inst = units[0].id.inst(accesses);
@@ -472,7 +479,7 @@ impl<'ctx> Checker<'ctx> {
                     guards.extend(wraps);
                     let range = Range {
                         addr,
-                        root: resolve(e.replaced, r.root),
+                        root: resolve_ptr(e.replaced, r.root),
                         len,
                         ..r.clone()
                     };
@@ -480,8 +487,8 @@ impl<'ctx> Checker<'ctx> {
                 }
                 _ => {
                     let range = Range {
-                        addr: resolve(e.replaced, r.addr),
-                        root: resolve(e.replaced, r.root),
+                        addr: resolve_ptr(e.replaced, r.addr),
+                        root: resolve_ptr(e.replaced, r.root),
                         ..r.clone()
                     };
                     (range, None)
@@ -506,7 +513,7 @@ impl<'ctx> Checker<'ctx> {
             // The ranges to look at: the unit's own, or each member of its group. The
             // cold path computes their verdicts again, so the fast path keeps only the or
             // live (one predicate, not one per unit).
-            let members: Vec<(LLVMValueRef, Range)> = match group {
+            let members: Vec<(InstructionValue, Range)> = match group {
                 None => vec![(id.inst(accesses), range)],
                 Some((group, shape)) => group
                     .members
@@ -515,7 +522,9 @@ impl<'ctx> Checker<'ctx> {
                     .map(|(n, &(m, x))| {
                         ir.at(term);
                         let addr = match group.exact.get(n) {
-                            Some(exact) => exact.build(ir, |v| resolve(e.replaced, v)),
+                            Some(exact) => exact
+                                .build(ir, |v| resolve(e.replaced, v))
+                                .into_pointer_value(),
                             None => crate::shape::member(ir, &shape, x)
                                 .expect("a group without exact addresses has members by value"),
                         };
@@ -544,23 +553,20 @@ impl<'ctx> Checker<'ctx> {
     fn fits(
         &self,
         ir: &Ir<'ctx>,
-        r: &Range,
-        off: LLVMValueRef,
-        size: LLVMValueRef,
-        len: LLVMValueRef,
-    ) -> LLVMValueRef {
-        use LLVMIntPredicate::*;
+        r: &Range<'ctx>,
+        off: IntValue<'ctx>,
+        size: IntValue<'ctx>,
+        len: IntValue<'ctx>,
+    ) -> IntValue<'ctx> {
+        use IntPredicate::*;
         if let Len::Const(n @ 1..) = r.len {
-            return ir.icmp(LLVMIntULT, off, self.bound(ir, size, n));
+            return ir.icmp(ULT, off, self.bound(ir, size, n));
         }
         let end = ir.add(off, len);
-        let inside = ir.and(
-            ir.icmp(LLVMIntULE, end, size),
-            ir.icmp(LLVMIntUGE, end, len),
-        );
+        let inside = ir.and(ir.icmp(ULE, end, size), ir.icmp(UGE, end, len));
         match r.len {
             Len::Const(_) => inside,
-            Len::Value(_) => ir.or(inside, ir.icmp(LLVMIntEQ, len, ir.c64(0))),
+            Len::Value(_) => ir.or(inside, ir.icmp(EQ, len, ir.c64(0))),
         }
     }
 
@@ -569,12 +575,11 @@ impl<'ctx> Checker<'ctx> {
     /// zero header or a poisoned root's zero limit). Built once per window and length,
     /// right after the window's size (a constant folds), so a hoisted root half hoists
     /// its bounds too.
-    fn bound(&self, ir: &Ir<'ctx>, size: LLVMValueRef, len: u64) -> LLVMValueRef {
+    fn bound(&self, ir: &Ir<'ctx>, size: IntValue<'ctx>, len: u64) -> IntValue<'ctx> {
         let key = (size, len);
         if let Some(&b) = self.bounds.borrow().get(&key) {
             return b;
         }
-        let size = int(size);
         let ty = size.get_type();
         let k = ty.const_int(len - 1, false);
         let b = if let Some(n) = size.get_zero_extended_constant() {
@@ -604,7 +609,6 @@ impl<'ctx> Checker<'ctx> {
             );
             b.expect("positioned").into_int_value()
         };
-        let b = b.as_value_ref();
         self.bounds.borrow_mut().insert(key, b);
         b
     }
@@ -623,30 +627,32 @@ impl<'ctx> Checker<'ctx> {
     ///
     /// A kernel parameter with a launch-time window (`crate::launch`) takes it from its
     /// hidden parameters instead: the runtime worked out the same values at launch.
-    fn root_part(&self, ir: &Ir<'ctx>, root: LLVMValueRef) -> RootPart {
-        use LLVMIntPredicate::*;
-        if let Some(w) = self.windows.get(&crate::classify::strip_casts(root)) {
+    fn root_part(&self, ir: &Ir<'ctx>, root: PointerValue<'ctx>) -> RootPart<'ctx> {
+        use IntPredicate::*;
+        if let Some(w) = self
+            .windows
+            .get(&crate::classify::strip_pointer_casts(root))
+        {
             return *w;
         }
         let ri = ir.to_int(root);
         let t = ir.lshr(ri, ir.c64(TAG_SHIFT.into()));
         let in_range = ir.icmp(
-            LLVMIntULT,
+            ULT,
             ir.sub(t, ir.c64(MIN_TAG.into())),
             ir.c64((MAX_TAG - MIN_TAG + 1).into()),
         );
         let shift = ir.and(ir.add(t, ir.c64(class_shift(0).into())), ir.c64(63));
         let base = ir.and(ri, ir.shl(ir.c64(u64::MAX), shift));
         let no_hdr = self.no_header.const_to_int(ir.i64);
-        let hdr_addr = ir.select(in_range, base, no_hdr.as_value_ref());
-        let hdr_ptr = ir.b.build_int_to_ptr(int(hdr_addr), ir.gptr, "cusafe.hdr");
+        let hdr_addr = ir.select(in_range, base, no_hdr);
+        let hdr_ptr = ir.b.build_int_to_ptr(hdr_addr, ir.gptr, "cusafe.hdr");
         let hdr_ptr = hdr_ptr.expect("positioned");
         let size = ir.b.build_load(ir.i64, hdr_ptr, "cusafe.size");
         let size = size.expect("positioned").into_int_value();
         let load = size.as_instruction().expect("a load");
         load.set_alignment(8).expect("a load takes an alignment");
-        let size = size.as_value_ref();
-        let tagged = ir.icmp(LLVMIntUGE, ri, ir.c64(1 << PSEUDO_BIT));
+        let tagged = ir.icmp(UGE, ri, ir.c64(1 << PSEUDO_BIT));
         let (foreign_start, foreign_limit) = FOREIGN_WINDOW;
         let other_start = ir.select(tagged, ri, ir.c64(foreign_start));
         let other_limit = ir.select(tagged, ir.c64(0), ir.c64(foreign_limit));
@@ -657,7 +663,13 @@ impl<'ctx> Checker<'ctx> {
     }
 
     /// The address half of the heap check: the range must fit in the root half's window.
-    fn heap_verdict(&self, ir: &Ir<'ctx>, r: &Range, len: LLVMValueRef, p: RootPart) -> Verdict {
+    fn heap_verdict(
+        &self,
+        ir: &Ir<'ctx>,
+        r: &Range<'ctx>,
+        len: IntValue<'ctx>,
+        p: RootPart<'ctx>,
+    ) -> Verdict<'ctx> {
         let off = ir.sub(ir.to_int(r.addr), p.start);
         let inside = self.fits(ir, r, off, p.limit, len);
         Verdict {
@@ -671,14 +683,19 @@ impl<'ctx> Checker<'ctx> {
     }
 
     /// The static fast path: bounds of an object known at compile time, no header.
-    fn object_verdict(&self, ir: &Ir<'ctx>, r: &Range, o: &Object, len: LLVMValueRef) -> Verdict {
+    fn object_verdict(
+        &self,
+        ir: &Ir<'ctx>,
+        r: &Range<'ctx>,
+        o: &Object,
+        len: IntValue<'ctx>,
+    ) -> Verdict<'ctx> {
         // Compare in the address space of the access.
         let root = if addr_space(r.root) == addr_space(r.addr) {
             r.root
         } else {
-            let ty = pointer(r.addr).get_type();
-            let cast = ir.b.build_address_space_cast(pointer(r.root), ty, "");
-            cast.expect("positioned").as_value_ref()
+            let cast = ir.b.build_address_space_cast(r.root, r.addr.get_type(), "");
+            cast.expect("positioned")
         };
         let bi = ir.to_int(root);
         let size = match o.size {
@@ -699,7 +716,7 @@ impl<'ctx> Checker<'ctx> {
     }
 
     /// `%dynamic_smem_size`: the dynamic shared memory this launch was given.
-    fn dynamic_smem_size(&self, ir: &Ir<'ctx>) -> LLVMValueRef {
+    fn dynamic_smem_size(&self, ir: &Ir<'ctx>) -> IntValue<'ctx> {
         let asm = "mov.u32 $0, %dynamic_smem_size;";
         let ty = ir.i32.fn_type(&[], false);
         let (side_effects, align_stack, can_throw) = (false, false, false);
@@ -713,22 +730,22 @@ impl<'ctx> Checker<'ctx> {
             can_throw,
         );
         let call = ir.b.build_indirect_call(ty, f, &[], "cusafe.dynsmem");
-        call.expect("positioned").as_value_ref()
+        crate::ir::int_result(call.expect("positioned"))
     }
 }
 
 /// What a check computed: whether the access is bad and what the cold call passes.
-struct Verdict {
-    bad: LLVMValueRef,
+struct Verdict<'ctx> {
+    bad: IntValue<'ctx>,
     /// The access's address minus `root`, in bytes (i64). The cold call passes `root +
     /// off`, built in the cold block: the address itself is not kept live for the
     /// report (a shared array's generic address, which `cvta` makes, once held six
     /// 64-bit registers across hotspot's loop).
-    off: LLVMValueRef,
+    off: IntValue<'ctx>,
     /// The window's start (heap) or the object's address, as i64.
-    root: LLVMValueRef,
+    root: IntValue<'ctx>,
     /// The size the access was compared against (header word or object size).
-    size: LLVMValueRef,
+    size: IntValue<'ctx>,
     space: u32,
     object: String,
 }

@@ -10,18 +10,18 @@
 //!   against the block its tag names. Checking against the root rather than the
 //!   address catches non-linear jumps into another live block.
 
-use crate::ir::{
-    addr_space, function, inst, int, opcode, operand, pointer, Ir, AS_GENERIC, AS_GLOBAL, AS_SHARED,
-};
-use crate::sys::{const_opcode, gep_source_type, is_global_variable, num_operands, param_parent};
+use crate::ir::{addr_space, opcode, operand, Ir, AS_GENERIC, AS_GLOBAL, AS_SHARED};
+use crate::sys::{const_opcode, gep_source_type, global_variable, num_operands, param_parent};
 use cusafe_format::report::{
     OBJECT_DYNAMIC_SHARED, OBJECT_GLOBAL_VAR, OBJECT_LOCAL, OBJECT_SHARED,
 };
 use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::types::BasicTypeEnum;
-use inkwell::values::{AsValueRef, GlobalValue, PhiValue};
-use llvm_sys::prelude::*;
+use inkwell::values::{
+    AsValueRef, BasicValue, BasicValueEnum, FunctionValue, PhiValue, PointerValue,
+};
 use llvm_sys::LLVMOpcode;
+use std::collections::HashSet;
 
 /// Name of the `inttoptr` that gives a re-laid-out local its tagged pointer (`locals`).
 pub const TAGGED_LOCAL: &str = "cusafe.tagged";
@@ -52,16 +52,16 @@ pub struct Object {
 
 /// What to do with an access or an arithmetic result.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Decision {
+pub enum Decision<'ctx> {
     /// Check against the heap block of `root` at run time.
     Heap {
         /// Pointer the address was derived from.
-        root: LLVMValueRef,
+        root: PointerValue<'ctx>,
     },
     /// Check against a statically known object starting at `root`.
     Object {
         /// The object's start.
-        root: LLVMValueRef,
+        root: PointerValue<'ctx>,
         /// The object.
         object: Object,
     },
@@ -72,7 +72,7 @@ pub enum Decision {
 }
 
 /// Strips GEPs and casts (instructions and constant expressions) down to the root.
-pub fn root_of(mut v: LLVMValueRef) -> LLVMValueRef {
+pub fn root_of(mut v: BasicValueEnum) -> BasicValueEnum {
     while let Some(next) = strip_one(v) {
         v = next;
     }
@@ -81,46 +81,62 @@ pub fn root_of(mut v: LLVMValueRef) -> LLVMValueRef {
 
 /// Strips address-space casts and bitcasts (instructions and constant expressions), not
 /// GEPs: `v` as the same address.
-pub fn strip_casts(mut v: LLVMValueRef) -> LLVMValueRef {
+pub fn strip_casts(mut v: BasicValueEnum) -> BasicValueEnum {
     while matches!(
         op_of(v),
         Some(LLVMOpcode::LLVMAddrSpaceCast | LLVMOpcode::LLVMBitCast)
     ) {
-        v = operand(v, 0);
+        v = operand(v, 0).expect("a cast's operand");
     }
     v
 }
 
+/// A pointer without its address-space casts and bitcasts ([`strip_casts`]).
+pub fn strip_pointer_casts(p: PointerValue) -> PointerValue {
+    strip_casts(p.into()).into_pointer_value()
+}
+
+/// The root a pointer derives from ([`root_of`]): a pointer too.
+pub fn pointer_root(p: PointerValue) -> PointerValue {
+    root_of(p.into()).into_pointer_value()
+}
+
 /// The opcode of an instruction or constant expression.
-pub fn op_of(v: LLVMValueRef) -> Option<LLVMOpcode> {
+pub fn op_of(v: impl AsValueRef + Copy) -> Option<LLVMOpcode> {
     opcode(v).or_else(|| const_opcode(v))
 }
 
-fn strip_one(v: LLVMValueRef) -> Option<LLVMValueRef> {
+fn strip_one(v: BasicValueEnum) -> Option<BasicValueEnum> {
     match op_of(v) {
         Some(
             LLVMOpcode::LLVMGetElementPtr | LLVMOpcode::LLVMAddrSpaceCast | LLVMOpcode::LLVMBitCast,
-        ) => Some(operand(v, 0)),
+        ) => operand(v, 0),
         _ => None,
     }
 }
 
 /// The value of a constant integer of at most 64 bits (sign-extended).
-pub fn const_int(v: LLVMValueRef) -> Option<i64> {
-    // Only integer-typed values are inkwell integer values.
-    crate::sys::int_width(v)?;
-    int(v).get_sign_extended_constant()
+pub fn const_int(v: BasicValueEnum) -> Option<i64> {
+    match v {
+        BasicValueEnum::IntValue(i) => i.get_sign_extended_constant(),
+        _ => None,
+    }
+}
+
+/// [`const_int`] of operand `i` of `v` (`None` where it has none).
+pub fn const_operand(v: impl AsValueRef, i: u32) -> Option<i64> {
+    const_int(operand(v, i)?)
 }
 
 /// Byte offset a constant-index GEP adds, or `None` if an index is not constant.
-pub fn gep_offset(ir: &Ir, gep: LLVMValueRef) -> Option<i64> {
+pub fn gep_offset(ir: &Ir, gep: BasicValueEnum) -> Option<i64> {
     // An instruction or a constant expression: the `sys` queries take both.
-    let mut ty = unsafe { BasicTypeEnum::new(gep_source_type(gep)) };
+    let mut ty = gep_source_type(gep);
     let layout = ir.layout();
-    let first = const_int(operand(gep, 1))?;
+    let first = const_operand(gep, 1)?;
     let mut off = first.checked_mul(layout.get_abi_size(&ty) as i64)?;
     for i in 2..num_operands(gep) {
-        let idx = const_int(operand(gep, i))?;
+        let idx = const_operand(gep, i)?;
         if let BasicTypeEnum::StructType(st) = ty {
             off = off.checked_add(layout.offset_of_element(&st, idx as u32)? as i64)?;
             ty = st.get_field_type_at_index(idx as u32)?;
@@ -137,7 +153,7 @@ pub fn gep_offset(ir: &Ir, gep: LLVMValueRef) -> Option<i64> {
 }
 
 /// Offset of `addr` from its root when every step is constant.
-pub fn const_offset(ir: &Ir, mut addr: LLVMValueRef) -> Option<i64> {
+pub fn const_offset(ir: &Ir, mut addr: BasicValueEnum) -> Option<i64> {
     let mut off = 0i64;
     while let Some(next) = strip_one(addr) {
         if op_of(addr) == Some(LLVMOpcode::LLVMGetElementPtr) {
@@ -154,18 +170,22 @@ pub fn const_offset(ir: &Ir, mut addr: LLVMValueRef) -> Option<i64> {
 /// how code carves one buffer out of another through `uintptr_t`
 /// (`(p + 15) & ~15`). Anything else (two pointers mixed, loaded integers that might
 /// be pointers) has no single provenance.
-fn int_provenance(v: LLVMValueRef) -> Option<LLVMValueRef> {
+fn int_provenance(v: BasicValueEnum) -> Option<BasicValueEnum> {
     provenance_within(v, 16)
 }
 
-fn provenance_within(v: LLVMValueRef, depth: u32) -> Option<LLVMValueRef> {
+fn provenance_within(v: BasicValueEnum, depth: u32) -> Option<BasicValueEnum> {
     let depth = depth.checked_sub(1)?;
     let up = |x| provenance_within(x, depth);
     let pointer_free = |x| !mentions_pointer(x, depth);
     let constant = |x| const_int(x).is_some();
-    let (a, b) = (operand(v, 0), operand(v, 1));
-    match op_of(v)? {
-        LLVMOpcode::LLVMPtrToInt => Some(a),
+    let op = op_of(v)?;
+    let a = operand(v, 0)?;
+    if op == LLVMOpcode::LLVMPtrToInt {
+        return Some(a);
+    }
+    let b = operand(v, 1)?;
+    match op {
         LLVMOpcode::LLVMAdd if pointer_free(b) => up(a),
         LLVMOpcode::LLVMAdd if pointer_free(a) => up(b),
         LLVMOpcode::LLVMSub if pointer_free(b) => up(a),
@@ -177,7 +197,7 @@ fn provenance_within(v: LLVMValueRef, depth: u32) -> Option<LLVMValueRef> {
 
 /// Whether integer arithmetic on `v` reaches a `ptrtoint` (conservatively true when
 /// the search runs out of depth).
-fn mentions_pointer(v: LLVMValueRef, depth: u32) -> bool {
+fn mentions_pointer(v: BasicValueEnum, depth: u32) -> bool {
     let Some(depth) = depth.checked_sub(1) else {
         return true;
     };
@@ -193,9 +213,12 @@ fn mentions_pointer(v: LLVMValueRef, depth: u32) -> bool {
             | LLVMOpcode::LLVMAnd
             | LLVMOpcode::LLVMOr
             | LLVMOpcode::LLVMXor,
-        ) => mentions_pointer(operand(v, 0), depth) || mentions_pointer(operand(v, 1), depth),
+        ) => [0, 1].into_iter().any(|i| {
+            let x = operand(v, i).expect("a binary operator's operand");
+            mentions_pointer(x, depth)
+        }),
         Some(LLVMOpcode::LLVMZExt | LLVMOpcode::LLVMSExt | LLVMOpcode::LLVMTrunc) => {
-            mentions_pointer(operand(v, 0), depth)
+            mentions_pointer(operand(v, 0).expect("a cast's operand"), depth)
         }
         _ => false,
     }
@@ -206,15 +229,16 @@ fn mentions_pointer(v: LLVMValueRef, depth: u32) -> bool {
 /// all derive from one object ([`merged_object`]); the flag says whether it did (the
 /// offset from the root is then not known at compile time). The pass's own tagged
 /// locals are roots.
-fn root_through_ints(addr: LLVMValueRef) -> (LLVMValueRef, bool) {
-    let mut root = root_of(addr);
+fn root_through_ints(addr: PointerValue) -> (PointerValue, bool) {
+    let mut root = pointer_root(addr);
     let mut through = false;
     loop {
         let next = match op_of(root) {
             Some(LLVMOpcode::LLVMIntToPtr) if !crate::ir::name(root).starts_with(TAGGED_LOCAL) => {
-                int_provenance(operand(root, 0)).map(root_of)
+                let int = operand(root, 0).expect("an inttoptr's operand");
+                int_provenance(int).map(|p| pointer_root(p.into_pointer_value()))
             }
-            Some(LLVMOpcode::LLVMPHI | LLVMOpcode::LLVMSelect) => merged_object(root),
+            Some(LLVMOpcode::LLVMPHI | LLVMOpcode::LLVMSelect) => merged_object(root.into()),
             _ => None,
         };
         let Some(next) = next else {
@@ -230,34 +254,36 @@ fn root_through_ints(addr: LLVMValueRef) -> (LLVMValueRef, bool) {
 /// (through GEPs, casts and further phis and selects, loops included), if there is one.
 /// Such a merge does not let the object escape: the pointer stays inside it, and an
 /// access through it is checked against the object. Gives up past 64 merges.
-pub fn merged_object(v: LLVMValueRef) -> Option<LLVMValueRef> {
-    let mut seen = std::collections::HashSet::new();
+pub fn merged_object(v: BasicValueEnum) -> Option<PointerValue> {
+    let mut seen = HashSet::new();
     let mut object = None;
     merge_into(v, &mut seen, &mut object).then_some(object?)
 }
 
-fn merge_into(
-    v: LLVMValueRef,
-    seen: &mut std::collections::HashSet<LLVMValueRef>,
-    object: &mut Option<LLVMValueRef>,
+fn merge_into<'ctx>(
+    v: BasicValueEnum<'ctx>,
+    seen: &mut HashSet<BasicValueEnum<'ctx>>,
+    object: &mut Option<PointerValue<'ctx>>,
 ) -> bool {
     let r = root_of(v);
-    let incoming: Vec<LLVMValueRef> = match op_of(r) {
+    let incoming: Vec<BasicValueEnum> = match op_of(r) {
         Some(LLVMOpcode::LLVMPHI) => {
-            let phi = unsafe { PhiValue::new(r) };
+            let phi = r.as_instruction_value().expect("a phi");
+            let phi = PhiValue::try_from(phi).expect("a phi");
             (0..phi.count_incoming())
-                .map(|i| {
-                    phi.get_incoming(i)
-                        .expect("an incoming value")
-                        .0
-                        .as_value_ref()
-                })
+                .map(|i| phi.get_incoming(i).expect("an incoming value").0)
                 .collect()
         }
-        Some(LLVMOpcode::LLVMSelect) => vec![operand(r, 1), operand(r, 2)],
+        Some(LLVMOpcode::LLVMSelect) => [1, 2]
+            .map(|i| operand(r, i).expect("a select's operand"))
+            .to_vec(),
         _ => {
-            let is_object = opcode(r) == Some(LLVMOpcode::LLVMAlloca) || is_global_variable(r);
-            return is_object && *object.get_or_insert(r) == r;
+            let is_object =
+                opcode(r) == Some(LLVMOpcode::LLVMAlloca) || global_variable(r).is_some();
+            let BasicValueEnum::PointerValue(p) = r else {
+                return false;
+            };
+            return is_object && *object.get_or_insert(p) == p;
         }
     };
     if !seen.insert(r) {
@@ -267,10 +293,13 @@ fn merge_into(
 }
 
 /// The object `root` is, if it is one whose size the pass can know.
-fn object_of(ir: &Ir, root: LLVMValueRef) -> Option<Object> {
-    if opcode(root) == Some(LLVMOpcode::LLVMAlloca) {
-        let count = const_int(operand(root, 0))?;
-        let ty = inst(root).get_allocated_type().expect("an alloca");
+fn object_of(ir: &Ir, root: PointerValue) -> Option<Object> {
+    if let Some(alloca) = root
+        .as_instruction()
+        .filter(|i| opcode(*i) == Some(LLVMOpcode::LLVMAlloca))
+    {
+        let count = const_operand(alloca, 0)?;
+        let ty = alloca.get_allocated_type().expect("an alloca");
         let size = (count as u64).checked_mul(ir.layout().get_abi_size(&ty))?;
         return Some(Object {
             size: ObjSize::Const(size),
@@ -278,10 +307,7 @@ fn object_of(ir: &Ir, root: LLVMValueRef) -> Option<Object> {
             name: crate::ir::name(root),
         });
     }
-    if !is_global_variable(root) {
-        return None;
-    }
-    let ty = unsafe { GlobalValue::new(root) }.get_value_type();
+    let ty = global_variable(root)?.get_value_type();
     let bytes = ir.layout().get_abi_size(&ty);
     let name = crate::ir::name(root);
     let space = match addr_space(root) {
@@ -304,10 +330,12 @@ fn object_of(ir: &Ir, root: LLVMValueRef) -> Option<Object> {
 }
 
 /// Decides how an access of `len` bytes (if known) through `addr` is checked.
-pub fn decide(ir: &Ir, addr: LLVMValueRef, len: Option<u64>) -> Decision {
+pub fn decide<'ctx>(ir: &Ir, addr: PointerValue<'ctx>, len: Option<u64>) -> Decision<'ctx> {
     let (object_root, through_ints) = root_through_ints(addr);
     if let Some(object) = object_of(ir, object_root) {
-        let off = (!through_ints).then(|| const_offset(ir, addr)).flatten();
+        let off = (!through_ints)
+            .then(|| const_offset(ir, addr.into()))
+            .flatten();
         if let (ObjSize::Const(size), Some(len), Some(off)) = (object.size, len, off) {
             if off >= 0 && (off as u64).checked_add(len).is_some_and(|end| end <= size) {
                 return Decision::Proven;
@@ -319,10 +347,9 @@ pub fn decide(ir: &Ir, addr: LLVMValueRef, len: Option<u64>) -> Decision {
         };
     }
     // Heap roots keep the pointer the address was formed from: its tag names the block.
-    let root = root_of(addr);
-    let heap_space = |v| matches!(addr_space(v), Some(AS_GENERIC | AS_GLOBAL));
-    // (Asked of a pointer: `heap_space` holds.)
-    let constant = || pointer(root).is_const() || opcode(root) == Some(LLVMOpcode::LLVMAlloca);
+    let root = pointer_root(addr);
+    let heap_space = |v: PointerValue| matches!(addr_space(v), Some(AS_GENERIC | AS_GLOBAL));
+    let constant = || root.is_const() || opcode(root) == Some(LLVMOpcode::LLVMAlloca);
     if heap_space(addr) && heap_space(root) && !constant() {
         Decision::Heap { root }
     } else {
@@ -336,25 +363,24 @@ pub fn decide(ir: &Ir, addr: LLVMValueRef, len: Option<u64>) -> Decision {
 /// kernel's by-value arguments or from `__constant__` memory (the device cannot write
 /// either). Anything else might have been stored or passed by code that took an
 /// object's address.
-pub fn may_be_pseudo(root: LLVMValueRef, kernels: &[LLVMValueRef]) -> bool {
-    let kernel_arg = |v: LLVMValueRef| param_parent(v).is_some_and(|f| kernels.contains(&f));
-    if kernel_arg(root) {
+pub fn may_be_pseudo(root: PointerValue, kernels: &[FunctionValue]) -> bool {
+    let kernel_arg = |v: BasicValueEnum| param_parent(v).is_some_and(|f| kernels.contains(&f));
+    if kernel_arg(root.into()) {
         return false;
     }
     if op_of(root) != Some(LLVMOpcode::LLVMLoad) {
         return true;
     }
-    let from = root_of(operand(root, 0));
+    let from = root_of(operand(root, 0).expect("a load's address"));
     let host_written = addr_space(from) == Some(AS_CONST) || (kernel_arg(from) && is_byval(from));
     !host_written
 }
 
 /// Whether argument `arg` is passed by value (`byval`).
-fn is_byval(arg: LLVMValueRef) -> bool {
+fn is_byval(arg: BasicValueEnum) -> bool {
     let f = param_parent(arg).expect("an argument");
-    let f = function(f);
     let index = (0..f.count_params())
-        .find(|&i| f.get_nth_param(i).is_some_and(|p| p.as_value_ref() == arg))
+        .find(|&i| f.get_nth_param(i) == Some(arg))
         .expect("an argument of its parent");
     let kind = Attribute::get_named_enum_kind_id("byval");
     f.get_enum_attribute(AttributeLoc::Param(index), kind)

@@ -5,18 +5,16 @@
 use crate::classify::{decide, Decision, Object};
 use crate::ir::{callee, is_intrinsic, name, opcode, operand, Ir};
 use cusafe_format::report::{ACCESS_ATOMIC, ACCESS_RANGE, ACCESS_WRITE};
-use inkwell::types::BasicTypeEnum;
-use inkwell::values::{BasicValueEnum, CallSiteValue, InstructionValue, IntValue};
-use llvm_sys::prelude::*;
+use inkwell::values::{CallSiteValue, FunctionValue, InstructionValue, IntValue, PointerValue};
 use llvm_sys::LLVMOpcode;
 
 /// Length of a checked range.
 #[derive(Clone, Copy, Debug)]
-pub enum Len {
+pub enum Len<'ctx> {
     /// Known at compile time (loads, stores, atomics).
     Const(u64),
     /// Computed at run time (memory intrinsics), an integer value.
-    Value(LLVMValueRef),
+    Value(IntValue<'ctx>),
 }
 
 /// What a range is checked against.
@@ -30,15 +28,15 @@ pub enum Target {
 
 /// One address range an instruction touches, to be checked against its root.
 #[derive(Clone, Debug)]
-pub struct Range {
+pub struct Range<'ctx> {
     /// Start address.
-    pub addr: LLVMValueRef,
+    pub addr: PointerValue<'ctx>,
     /// Root pointer (names the block or object).
-    pub root: LLVMValueRef,
+    pub root: PointerValue<'ctx>,
     /// What the root is.
     pub target: Target,
     /// Bytes touched.
-    pub len: Len,
+    pub len: Len<'ctx>,
     /// `format::report::ACCESS_*` flags.
     pub flags: u32,
     /// Which operand of the instruction the address is (stripped before the access).
@@ -47,18 +45,18 @@ pub struct Range {
 
 /// An instruction to instrument and the ranges it touches.
 #[derive(Debug)]
-pub struct Access {
+pub struct Access<'ctx> {
     /// The memory instruction.
-    pub inst: LLVMValueRef,
+    pub inst: InstructionValue<'ctx>,
     /// Ranges to check before it runs.
-    pub ranges: Vec<Range>,
+    pub ranges: Vec<Range<'ctx>>,
 }
 
 /// What collection found in one function, checked or not.
 #[derive(Debug, Default)]
-pub struct Found {
+pub struct Found<'ctx> {
     /// Accesses to check.
-    pub accesses: Vec<Access>,
+    pub accesses: Vec<Access<'ctx>>,
     /// Accesses proven in bounds of a known object at compile time (no check).
     pub proven: u32,
     /// Accesses with nothing to check against (constant addresses, objects of unknown size).
@@ -67,7 +65,7 @@ pub struct Found {
     pub unknown_intrinsics: u32,
 }
 
-fn is_mem_intrinsic(f: LLVMValueRef) -> Option<bool> {
+fn is_mem_intrinsic(f: FunctionValue) -> Option<bool> {
     let n = name(f);
     if n.starts_with("llvm.memcpy") || n.starts_with("llvm.memmove") {
         Some(true)
@@ -79,7 +77,7 @@ fn is_mem_intrinsic(f: LLVMValueRef) -> Option<bool> {
 }
 
 /// Intrinsics that take pointers but touch no memory the program could overflow.
-fn is_harmless_intrinsic(f: LLVMValueRef) -> bool {
+fn is_harmless_intrinsic(f: FunctionValue) -> bool {
     let n = name(f);
     [
         "llvm.lifetime.",
@@ -99,30 +97,33 @@ fn is_harmless_intrinsic(f: LLVMValueRef) -> bool {
     .any(|p| n.starts_with(p))
 }
 
-fn takes_pointer(call: LLVMValueRef) -> bool {
-    let args = unsafe { CallSiteValue::new(call) }.count_arguments();
-    (0..args).any(|i| crate::ir::addr_space(operand(call, i)).is_some())
+fn takes_pointer(call: InstructionValue) -> bool {
+    let args = CallSiteValue::try_from(call)
+        .expect("a call")
+        .count_arguments();
+    (0..args).any(|i| operand(call, i).is_some_and(|a| crate::ir::addr_space(a).is_some()))
 }
 
-/// The type of first-class value `v`.
-fn type_of<'ctx>(v: LLVMValueRef) -> BasicTypeEnum<'ctx> {
-    unsafe { BasicValueEnum::new(v) }.get_type()
+/// Bytes a store of operand `i` of `inst` (a first-class value) writes.
+fn operand_size<'ctx>(ir: &Ir<'ctx>, inst: InstructionValue<'ctx>, i: u32) -> u64 {
+    let v = operand(inst, i).expect("a stored value");
+    ir.store_size(&v.get_type())
 }
 
-impl Found {
+impl<'ctx> Found<'ctx> {
     fn add(
         &mut self,
-        ir: &Ir,
-        ranges: &mut Vec<Range>,
-        inst: LLVMValueRef,
+        ir: &Ir<'ctx>,
+        ranges: &mut Vec<Range<'ctx>>,
+        inst: InstructionValue<'ctx>,
         op: u32,
-        len: Len,
+        len: Len<'ctx>,
         flags: u32,
     ) {
-        let addr = operand(inst, op);
+        let addr = operand(inst, op).expect("an address").into_pointer_value();
         let known = match len {
             Len::Const(n) => Some(n),
-            Len::Value(v) => unsafe { IntValue::new(v) }.get_zero_extended_constant(),
+            Len::Value(v) => v.get_zero_extended_constant(),
         };
         let (root, target) = match decide(ir, addr, known) {
             Decision::Heap { root } => (root, Target::Heap),
@@ -140,23 +141,22 @@ impl Found {
         });
     }
 
-    fn visit(&mut self, ir: &Ir, inst: LLVMValueRef) {
+    fn visit(&mut self, ir: &Ir<'ctx>, inst: InstructionValue<'ctx>) {
         if crate::ir::is_nocheck(ir, inst) {
             return;
         }
         let mut ranges = Vec::new();
         match opcode(inst) {
             Some(LLVMOpcode::LLVMLoad) => {
-                let ty = unsafe { InstructionValue::new(inst) }.get_type();
-                let len = ir.store_size(&ty);
+                let len = ir.store_size(&inst.get_type());
                 self.add(ir, &mut ranges, inst, 0, Len::Const(len), 0);
             }
             Some(LLVMOpcode::LLVMStore) => {
-                let len = ir.store_size(&type_of(operand(inst, 0)));
+                let len = operand_size(ir, inst, 0);
                 self.add(ir, &mut ranges, inst, 1, Len::Const(len), ACCESS_WRITE);
             }
             Some(LLVMOpcode::LLVMAtomicRMW | LLVMOpcode::LLVMAtomicCmpXchg) => {
-                let len = ir.store_size(&type_of(operand(inst, 1)));
+                let len = operand_size(ir, inst, 1);
                 self.add(
                     ir,
                     &mut ranges,
@@ -173,7 +173,8 @@ impl Found {
                 }
                 match is_mem_intrinsic(f) {
                     Some(copies) => {
-                        let len = Len::Value(operand(inst, 2));
+                        let len = operand(inst, 2).expect("a length").into_int_value();
+                        let len = Len::Value(len);
                         self.add(ir, &mut ranges, inst, 0, len, ACCESS_RANGE | ACCESS_WRITE);
                         if copies {
                             self.add(ir, &mut ranges, inst, 1, len, ACCESS_RANGE);
@@ -194,7 +195,7 @@ impl Found {
 }
 
 /// Collects the accesses of function `f`.
-pub fn collect(ir: &Ir, insts: &[LLVMValueRef]) -> Found {
+pub fn collect<'ctx>(ir: &Ir<'ctx>, insts: &[InstructionValue<'ctx>]) -> Found<'ctx> {
     let mut found = Found::default();
     for &i in insts {
         found.visit(ir, i);

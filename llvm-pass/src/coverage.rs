@@ -22,15 +22,17 @@
 //!   lowest lane of `llvm.nvvm.activemask`, compared with
 //!   `llvm.nvvm.read.ptx.sreg.laneid` — behind a branch.
 
-use crate::ffi::{cusafe_split_critical_edges, cusafe_split_if};
-use crate::ir::{mark_nocheck, Ir};
+use crate::ffi::cusafe_split_critical_edges;
+use crate::ir::{int_result, mark_nocheck, Ir};
 use cusafe_format::rtpage::{COVERAGE_BYTES, COVERAGE_OFFSET, RTPAGE_ADDR};
 use inkwell::basic_block::BasicBlock;
 use inkwell::intrinsics::Intrinsic;
 use inkwell::types::BasicTypeEnum;
-use inkwell::values::{AsValueRef, BasicMetadataValueEnum, FunctionValue, InstructionOpcode};
-use llvm_sys::prelude::*;
-use llvm_sys::LLVMIntPredicate;
+use inkwell::values::{
+    AsValueRef, BasicMetadataValueEnum, FunctionValue, InstructionOpcode, InstructionValue,
+    IntValue,
+};
+use inkwell::IntPredicate;
 
 /// How each block records that it ran.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -79,17 +81,17 @@ fn call<'ctx>(
     name: &str,
     overloads: &[BasicTypeEnum<'ctx>],
     args: &[BasicMetadataValueEnum<'ctx>],
-) -> LLVMValueRef {
+) -> IntValue<'ctx> {
     let f = Intrinsic::find(name)
         .and_then(|i| i.get_declaration(ir.module(), overloads))
         .unwrap_or_else(|| panic!("LLVM 19 knows {name}"));
     let call = ir.b.build_call(f, args, "").expect("positioned");
-    call.as_value_ref()
+    int_result(call)
 }
 
 /// Where block `bb`'s coverage goes: its first instruction that is no phi (and, in the
 /// entry block, no alloca).
-fn insertion_point(bb: BasicBlock, entry: bool) -> LLVMValueRef {
+fn insertion_point(bb: BasicBlock, entry: bool) -> InstructionValue {
     let mut i = bb.get_first_instruction();
     while let Some(inst) = i.filter(|i| {
         i.get_opcode() == InstructionOpcode::Phi
@@ -97,18 +99,17 @@ fn insertion_point(bb: BasicBlock, entry: bool) -> LLVMValueRef {
     }) {
         i = inst.get_next_instruction();
     }
-    i.expect("a terminator ends the block").as_value_ref()
+    i.expect("a terminator ends the block")
 }
 
 /// Splits `f`'s critical edges and gives each of its blocks a coverage store (see the
 /// module comment); `file` is [`source_file`]. Returns the number of blocks (coverage
 /// points).
-pub fn instrument(ir: &Ir, f: LLVMValueRef, mode: Mode, file: &str) -> u32 {
+pub fn instrument<'ctx>(ir: &Ir<'ctx>, f: FunctionValue<'ctx>, mode: Mode, file: &str) -> u32 {
     let name = crate::ir::name(f);
-    unsafe { cusafe_split_critical_edges(f) };
-    let func = unsafe { FunctionValue::new(f) }.expect("a function");
-    let blocks = func.get_basic_blocks();
-    let entry = func.get_first_basic_block();
+    unsafe { cusafe_split_critical_edges(f.as_value_ref()) };
+    let blocks = f.get_basic_blocks();
+    let entry = f.get_first_basic_block();
     // Ids first: the warp mode's splits add blocks that get none.
     let points: Vec<_> = blocks
         .iter()
@@ -126,15 +127,14 @@ pub fn instrument(ir: &Ir, f: LLVMValueRef, mode: Mode, file: &str) -> u32 {
             let mask = call(ir, "llvm.nvvm.activemask", &[], &[]);
             let lane = call(ir, "llvm.nvvm.read.ptx.sreg.laneid", &[], &[]);
             let zero_poison = ir.ctx.bool_type().const_int(1, false);
-            let mask = unsafe { inkwell::values::IntValue::new(mask) };
             let first = call(
                 ir,
                 "llvm.cttz",
                 &[ir.i32.into()],
                 &[mask.into(), zero_poison.into()],
             );
-            let leader = ir.icmp(LLVMIntPredicate::LLVMIntEQ, lane, first);
-            ir.at(unsafe { cusafe_split_if(leader, at) });
+            let leader = ir.icmp(IntPredicate::EQ, lane, first);
+            ir.at(ir.split_if(leader, at));
         }
         let addr = ir
             .i64
@@ -143,7 +143,7 @@ pub fn instrument(ir: &Ir, f: LLVMValueRef, mode: Mode, file: &str) -> u32 {
         let store =
             ir.b.build_store(addr, ir.i8.const_int(1, false))
                 .expect("positioned");
-        mark_nocheck(ir, store.as_value_ref());
+        mark_nocheck(ir, store);
     }
     points.len() as u32
 }

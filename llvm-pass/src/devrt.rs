@@ -10,8 +10,7 @@ use crate::sys::link_modules;
 use inkwell::attributes::AttributeLoc;
 use inkwell::memory_buffer::MemoryBuffer;
 use inkwell::module::{Linkage, Module};
-use inkwell::values::{AsValueRef, BasicValue, FunctionValue};
-use llvm_sys::prelude::*;
+use inkwell::values::{BasicValue, FunctionValue, InstructionValue};
 
 static RUNTIME_BC: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/cusafe_rt.bc"));
 
@@ -52,12 +51,9 @@ pub fn link(ir: &Ir, inline_cold: bool) -> Result<(), String> {
         }
     }
     // Collected first: inlining removes the calls.
-    let inlined: Vec<LLVMValueRef> = if inline_cold {
+    let inlined: Vec<InstructionValue> = if inline_cold {
         let fail = function(ir, FAIL_FN).expect("linked above");
-        uses(fail.as_value_ref())
-            .into_iter()
-            .map(|(call, _)| call)
-            .collect()
+        uses(fail).into_iter().map(|(call, _)| call).collect()
     } else {
         Vec::new()
     };

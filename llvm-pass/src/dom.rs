@@ -9,8 +9,7 @@
 
 use crate::ir::opcode;
 use inkwell::basic_block::BasicBlock;
-use inkwell::values::{AsValueRef, FunctionValue, InstructionValue};
-use llvm_sys::prelude::*;
+use inkwell::values::{FunctionValue, InstructionValue};
 use llvm_sys::LLVMOpcode;
 use std::collections::HashMap;
 
@@ -27,36 +26,27 @@ pub struct Loop {
 
 /// Blocks, dominators and loops of one function.
 #[derive(Debug)]
-pub struct Cfg {
+pub struct Cfg<'ctx> {
     /// Blocks reachable from the entry, in reverse post order (entry first).
-    pub blocks: Vec<LLVMBasicBlockRef>,
-    index: HashMap<LLVMBasicBlockRef, usize>,
+    pub blocks: Vec<BasicBlock<'ctx>>,
+    index: HashMap<BasicBlock<'ctx>, usize>,
     idom: Vec<usize>,
     preds: Vec<Vec<usize>>,
     /// Position of each original instruction in its block.
-    position: HashMap<LLVMValueRef, usize>,
+    position: HashMap<InstructionValue<'ctx>, usize>,
     /// Natural loops, innermost (smallest) first.
     pub loops: Vec<Loop>,
 }
 
-/// The terminator of block `bb`, if it has one.
-fn terminator(bb: LLVMBasicBlockRef) -> Option<LLVMValueRef> {
-    let bb = unsafe { BasicBlock::new(bb) }.expect("a block");
-    bb.get_terminator().map(|t| t.as_value_ref())
+fn successors(bb: BasicBlock) -> Vec<BasicBlock> {
+    bb.get_terminator()
+        .map_or_else(Vec::new, crate::sys::successors)
 }
 
-fn successors(bb: LLVMBasicBlockRef) -> Vec<LLVMBasicBlockRef> {
-    terminator(bb).map_or_else(Vec::new, crate::sys::successors)
-}
-
-impl Cfg {
+impl<'ctx> Cfg<'ctx> {
     /// Analyses function `f`.
-    pub fn of(f: LLVMValueRef) -> Cfg {
-        let f = unsafe { FunctionValue::new(f) }.expect("a function");
-        let entry = f
-            .get_first_basic_block()
-            .expect("a defined function")
-            .as_mut_ptr();
+    pub fn of(f: FunctionValue<'ctx>) -> Cfg<'ctx> {
+        let entry = f.get_first_basic_block().expect("a defined function");
         // Post order by an explicit stack (deep CFGs must not overflow the Rust stack).
         let mut post = Vec::new();
         let mut seen = std::collections::HashSet::new();
@@ -93,9 +83,8 @@ impl Cfg {
         let idom = dominators(&preds);
         let mut position = HashMap::new();
         for &b in &blocks {
-            let b = unsafe { BasicBlock::new(b) }.expect("a block");
             for (n, i) in b.get_instructions().enumerate() {
-                position.insert(i.as_value_ref(), n);
+                position.insert(i, n);
             }
         }
         let mut cfg = Cfg {
@@ -111,14 +100,13 @@ impl Cfg {
     }
 
     /// Index of block `bb`, if reachable.
-    pub fn block_index(&self, bb: LLVMBasicBlockRef) -> Option<usize> {
+    pub fn block_index(&self, bb: BasicBlock<'ctx>) -> Option<usize> {
         self.index.get(&bb).copied()
     }
 
     /// Index of the block of instruction `inst`, if reachable.
-    pub fn block_of(&self, inst: LLVMValueRef) -> Option<usize> {
-        let parent = unsafe { InstructionValue::new(inst) }.get_parent()?;
-        self.block_index(parent.as_mut_ptr())
+    pub fn block_of(&self, inst: InstructionValue<'ctx>) -> Option<usize> {
+        self.block_index(inst.get_parent()?)
     }
 
     /// Whether block `a` dominates block `b` (indices).
@@ -136,7 +124,7 @@ impl Cfg {
 
     /// Whether original instruction `a` dominates original instruction `b` (`a` runs
     /// before `b` on every path to `b`); false for unknown or unreachable instructions.
-    pub fn dominates(&self, a: LLVMValueRef, b: LLVMValueRef) -> bool {
+    pub fn dominates(&self, a: InstructionValue<'ctx>, b: InstructionValue<'ctx>) -> bool {
         let (Some(ba), Some(bb)) = (self.block_of(a), self.block_of(b)) else {
             return false;
         };
@@ -150,15 +138,13 @@ impl Cfg {
     /// for each block on `b`'s dominator chain (itself included) whose only predecessor
     /// ends in a two-way conditional branch, `taken` true when it is the branch's true
     /// successor. Whatever the branch's condition was on that edge holds in `b`.
-    pub fn dominating_edges(&self, mut b: usize) -> Vec<(LLVMValueRef, bool)> {
+    pub fn dominating_edges(&self, mut b: usize) -> Vec<(InstructionValue<'ctx>, bool)> {
         let mut edges = Vec::new();
         loop {
             if let [p] = self.preds[b][..] {
-                let term = terminator(self.blocks[p]);
+                let term = self.blocks[p].get_terminator();
                 if let Some(term) = term.filter(|&t| opcode(t) == Some(LLVMOpcode::LLVMBr)) {
-                    let conditional = unsafe { InstructionValue::new(term) }
-                        .is_conditional()
-                        .expect("a branch");
+                    let conditional = term.is_conditional().expect("a branch");
                     let succ = crate::sys::successors(term);
                     if conditional && succ[0] != succ[1] {
                         edges.push((term, succ[0] == self.blocks[b]));
@@ -218,7 +204,7 @@ impl Cfg {
     /// Whether block `b` ends the function or the thread (ret, unreachable).
     fn leaves(&self, b: usize) -> bool {
         matches!(
-            terminator(self.blocks[b]).and_then(opcode),
+            self.blocks[b].get_terminator().and_then(opcode),
             Some(LLVMOpcode::LLVMRet | LLVMOpcode::LLVMUnreachable)
         )
     }

@@ -12,10 +12,8 @@ use crate::sites::Sites;
 use cusafe_format::devheap::MARKER_SYMBOL;
 use inkwell::types::FunctionType;
 use inkwell::values::{
-    AsValueRef, BasicMetadataValueEnum, BasicValue, BasicValueEnum, CallSiteValue, FunctionValue,
-    InstructionOpcode, InstructionValue,
+    BasicMetadataValueEnum, BasicValue, CallSiteValue, FunctionValue, InstructionOpcode,
 };
-use llvm_sys::prelude::*;
 
 /// device-rt's `malloc`: an arena block, or the real `malloc`'s when the arena cannot
 /// serve the size.
@@ -35,7 +33,11 @@ pub struct Rewritten {
 
 /// Sends the calls of `malloc` and `free` in `functions` to device-rt; marks the module
 /// when it allocates.
-pub fn instrument(ir: &Ir, functions: &[LLVMValueRef], sites: &mut Sites) -> Rewritten {
+pub fn instrument<'ctx>(
+    ir: &Ir<'ctx>,
+    functions: &[FunctionValue<'ctx>],
+    sites: &mut Sites<'ctx>,
+) -> Rewritten {
     let mut done = Rewritten::default();
     let malloc_fn = declare(ir, MALLOC_FN, ir.ptr.fn_type(&[ir.i64.into()], false));
     let free_ty = ir
@@ -44,44 +46,42 @@ pub fn instrument(ir: &Ir, functions: &[LLVMValueRef], sites: &mut Sites) -> Rew
         .fn_type(&[ir.ptr.into(), ir.ptr.into()], false);
     let free_fn = declare(ir, FREE_FN, free_ty);
     for &f in functions {
-        for raw in instructions(f) {
-            let inst = unsafe { InstructionValue::new(raw) };
+        for inst in instructions(f) {
             if inst.get_opcode() != InstructionOpcode::Call {
                 continue;
             }
-            let Some(target) = callee(raw) else {
+            let Some(target) = callee(inst) else {
                 continue;
             };
             let (to, site) = match name(target).as_str() {
                 "malloc" => (malloc_fn, None),
                 "free" => {
-                    let text = sites.text(ir, f, raw, "");
+                    let text = sites.text(ir, f, inst, "");
                     (free_fn, Some(sites.site(ir, 0, text)))
                 }
                 _ => continue,
             };
-            if unsafe { CallSiteValue::new(raw) }.count_arguments() != 1 {
+            let call = CallSiteValue::try_from(inst).expect("a call");
+            if call.count_arguments() != 1 {
                 continue;
             }
-            ir.at(raw);
+            ir.at(inst);
             let arg = inst
                 .get_operand(0)
                 .and_then(|o| o.value())
                 .expect("an argument");
             let mut args: Vec<BasicMetadataValueEnum> = vec![arg.into()];
-            args.extend(
-                site.map(|s| BasicMetadataValueEnum::from(unsafe { BasicValueEnum::new(s) })),
-            );
+            args.extend(site.map(BasicMetadataValueEnum::from));
             let callee_ptr = to.0.as_global_value().as_pointer_value();
             let call =
                 ir.b.build_indirect_call(to.1, callee_ptr, &args, "")
                     .expect("positioned");
-            let call = unsafe { InstructionValue::new(call.as_value_ref()) };
+            let call = crate::ir::call_instruction(call);
             if let Some(loc) = inst.get_debug_location() {
                 call.set_debug_location(Some(loc));
             }
             if site.is_none() {
-                let old = name(raw);
+                let old = name(inst);
                 inst.set_name("").expect("malloc returns a value");
                 call.set_name(&old).expect("malloc returns a value");
                 inst.replace_all_uses_with(&call);

@@ -23,8 +23,7 @@ use crate::ir::{callee, operand};
 use crate::loops::LoopAnalyses;
 use inkwell::targets::TargetData;
 use inkwell::types::{AnyType, AnyTypeEnum};
-use inkwell::values::InstructionValue;
-use llvm_sys::prelude::*;
+use inkwell::values::{AsValueRef, BasicValue, BasicValueEnum, InstructionValue, PointerValue};
 use llvm_sys::{LLVMIntPredicate, LLVMOpcode};
 use std::collections::HashMap;
 
@@ -153,10 +152,10 @@ const MIN_MAX: [(&str, bool, bool); 4] = [
 
 /// A branch condition known to hold: `a pred b`.
 #[derive(Clone, Copy)]
-struct Fact {
+struct Fact<'ctx> {
     pred: LLVMIntPredicate,
-    a: LLVMValueRef,
-    b: LLVMValueRef,
+    a: BasicValueEnum<'ctx>,
+    b: BasicValueEnum<'ctx>,
 }
 
 /// The predicate that holds when `icmp p` is false.
@@ -237,11 +236,11 @@ const MAX_CONDITION_DEPTH: u32 = 6;
 /// Adds the facts that condition `c` being `holds` gives: an `icmp`; both sides of an
 /// `and` (or `select a, b, false`) that holds, or of an `or` (`select a, true, b`)
 /// that does not.
-fn facts_of(c: LLVMValueRef, holds: bool, out: &mut Vec<Fact>, depth: u32) {
+fn facts_of<'ctx>(c: BasicValueEnum<'ctx>, holds: bool, out: &mut Vec<Fact<'ctx>>, depth: u32) {
     if depth > MAX_CONDITION_DEPTH {
         return;
     }
-    let both = |out: &mut Vec<Fact>, a, b| {
+    let both = |out: &mut Vec<Fact<'ctx>>, a, b| {
         facts_of(a, holds, out, depth + 1);
         facts_of(b, holds, out, depth + 1);
     };
@@ -249,54 +248,63 @@ fn facts_of(c: LLVMValueRef, holds: bool, out: &mut Vec<Fact>, depth: u32) {
     match op_of(c) {
         Some(LLVMOpcode::LLVMICmp) => {
             // No icmp constant expressions since LLVM 19: `c` is an instruction.
-            let p = unsafe { InstructionValue::new(c) }
-                .get_icmp_predicate()
+            let p = c
+                .as_instruction_value()
+                .and_then(|i| i.get_icmp_predicate())
                 .expect("an icmp")
                 .into();
             out.push(Fact {
                 pred: if holds { p } else { inverse(p) },
-                a: operand(c, 0),
-                b: operand(c, 1),
+                a: op(c, 0),
+                b: op(c, 1),
             });
         }
-        Some(LLVMOpcode::LLVMAnd) if holds => both(out, operand(c, 0), operand(c, 1)),
-        Some(LLVMOpcode::LLVMOr) if !holds => both(out, operand(c, 0), operand(c, 1)),
-        Some(LLVMOpcode::LLVMSelect) if holds && is(operand(c, 2), false) => {
-            both(out, operand(c, 0), operand(c, 1))
+        Some(LLVMOpcode::LLVMAnd) if holds => both(out, op(c, 0), op(c, 1)),
+        Some(LLVMOpcode::LLVMOr) if !holds => both(out, op(c, 0), op(c, 1)),
+        Some(LLVMOpcode::LLVMSelect) if holds && is(op(c, 2), false) => {
+            both(out, op(c, 0), op(c, 1))
         }
-        Some(LLVMOpcode::LLVMSelect) if !holds && is(operand(c, 1), true) => {
-            both(out, operand(c, 0), operand(c, 2))
+        Some(LLVMOpcode::LLVMSelect) if !holds && is(op(c, 1), true) => {
+            both(out, op(c, 0), op(c, 2))
         }
         _ => {}
     }
 }
 
+/// Operand `i` of `v`, a value (of an operator, a GEP, a compare, a call).
+fn op<'ctx>(v: impl AsValueRef, i: u32) -> BasicValueEnum<'ctx> {
+    operand(v, i).expect("a value operand")
+}
+
 /// Bit width of an integer value, `None` for anything else.
-fn int_bits(v: LLVMValueRef) -> Option<u32> {
-    crate::sys::int_width(v).filter(|&b| (1..=64).contains(&b))
+fn int_bits(v: BasicValueEnum) -> Option<u32> {
+    match v {
+        BasicValueEnum::IntValue(i) => Some(i.get_type().get_bit_width()),
+        _ => None,
+    }
+    .filter(|&b| (1..=64).contains(&b))
 }
 
 /// Whether the `or` instruction `v` is disjoint (no `or` constant expressions since
 /// LLVM 18: an `or` is an instruction).
-fn disjoint(v: LLVMValueRef) -> bool {
-    unsafe { InstructionValue::new(v) }
-        .get_disjoint_flag()
-        .expect("an or")
+fn disjoint(v: BasicValueEnum) -> bool {
+    let or = v.as_instruction_value().expect("an or instruction");
+    or.get_disjoint_flag().expect("an or")
 }
 
 /// Intervals of one function's values (see the module doc).
-pub struct Intervals<'a> {
-    cfg: &'a Cfg,
+pub struct Intervals<'a, 'ctx> {
+    cfg: &'a Cfg<'ctx>,
     scev: &'a LoopAnalyses,
     td: &'a TargetData,
 }
 
 /// The intervals at one access: its facts, what was worked out so far in this round, and
 /// what the round before found (every entry a sound over-approximation there).
-struct At {
-    facts: Vec<Fact>,
-    memo: HashMap<LLVMValueRef, Interval>,
-    prior: HashMap<LLVMValueRef, Interval>,
+struct At<'ctx> {
+    facts: Vec<Fact<'ctx>>,
+    memo: HashMap<BasicValueEnum<'ctx>, Interval>,
+    prior: HashMap<BasicValueEnum<'ctx>, Interval>,
 }
 
 /// How many times the offset is worked out, each round starting from the last one's
@@ -305,9 +313,13 @@ struct At {
 /// value's finished interval the next time.
 const ROUNDS: usize = 2;
 
-impl<'a> Intervals<'a> {
+impl<'a, 'ctx> Intervals<'a, 'ctx> {
     /// Intervals over `cfg`'s function, with `scev` built on it before any change.
-    pub fn new(cfg: &'a Cfg, scev: &'a LoopAnalyses, td: &'a TargetData) -> Intervals<'a> {
+    pub fn new(
+        cfg: &'a Cfg<'ctx>,
+        scev: &'a LoopAnalyses,
+        td: &'a TargetData,
+    ) -> Intervals<'a, 'ctx> {
         Intervals { cfg, scev, td }
     }
 
@@ -315,15 +327,14 @@ impl<'a> Intervals<'a> {
     /// casts) that instruction `at` can see; `None` when some step is not a GEP or cast.
     pub fn offset(
         &self,
-        at: LLVMValueRef,
-        addr: LLVMValueRef,
-        root: LLVMValueRef,
+        at: InstructionValue<'ctx>,
+        addr: PointerValue<'ctx>,
+        root: PointerValue<'ctx>,
     ) -> Option<Interval> {
-        let parent = unsafe { InstructionValue::new(at) }.get_parent()?;
-        let b = self.cfg.block_index(parent.as_mut_ptr())?;
+        let b = self.cfg.block_index(at.get_parent()?)?;
         let mut facts = Vec::new();
         for (branch, taken) in self.cfg.dominating_edges(b) {
-            facts_of(operand(branch, 0), taken, &mut facts, 0);
+            facts_of(op(branch, 0), taken, &mut facts, 0);
         }
         let mut here = At {
             facts,
@@ -341,30 +352,30 @@ impl<'a> Intervals<'a> {
     /// One round of [`Intervals::offset`].
     fn offset_once(
         &self,
-        here: &mut At,
-        addr: LLVMValueRef,
-        root: LLVMValueRef,
+        here: &mut At<'ctx>,
+        addr: PointerValue<'ctx>,
+        root: PointerValue<'ctx>,
     ) -> Option<Interval> {
         let mut off = Interval::point(0);
-        let mut p = addr;
-        while p != root {
+        let mut p = BasicValueEnum::from(addr);
+        while p != BasicValueEnum::from(root) {
             match op_of(p)? {
                 LLVMOpcode::LLVMGetElementPtr => off = off.add(self.gep(here, p)?),
                 LLVMOpcode::LLVMAddrSpaceCast | LLVMOpcode::LLVMBitCast => {}
                 _ => return None,
             }
-            p = operand(p, 0);
+            p = op(p, 0);
         }
         Some(off)
     }
 
     /// The byte offsets one GEP adds.
-    fn gep(&self, here: &mut At, gep: LLVMValueRef) -> Option<Interval> {
-        let mut ty = unsafe { AnyTypeEnum::new(crate::sys::gep_source_type(gep)) };
+    fn gep(&self, here: &mut At<'ctx>, gep: BasicValueEnum<'ctx>) -> Option<Interval> {
+        let mut ty = crate::sys::gep_source_type(gep).as_any_type_enum();
         let n = crate::sys::num_operands(gep);
         let mut off = Interval::point(0);
         for i in 1..n {
-            let idx = operand(gep, i);
+            let idx = op(gep, i);
             if i > 1 {
                 if let AnyTypeEnum::StructType(st) = ty {
                     let field = const_int(idx)? as u32;
@@ -387,7 +398,7 @@ impl<'a> Intervals<'a> {
     }
 
     /// The values integer `v` can hold at the access.
-    fn value(&self, here: &mut At, v: LLVMValueRef, depth: u32) -> Interval {
+    fn value(&self, here: &mut At<'ctx>, v: BasicValueEnum<'ctx>, depth: u32) -> Interval {
         let Some(bits) = int_bits(v) else {
             return Interval::full(64);
         };
@@ -426,10 +437,10 @@ impl<'a> Intervals<'a> {
     /// What `v pred other` says about `v`, now known to be in `r`.
     fn bounded(
         &self,
-        here: &mut At,
+        here: &mut At<'ctx>,
         r: Interval,
         pred: LLVMIntPredicate,
-        other: LLVMValueRef,
+        other: BasicValueEnum<'ctx>,
         depth: u32,
     ) -> Interval {
         let o = self.value(here, other, depth);
@@ -437,14 +448,19 @@ impl<'a> Intervals<'a> {
     }
 
     /// The values the instruction behind `v` computes from its operands' values.
-    fn computed(&self, here: &mut At, v: LLVMValueRef, bits: u32, depth: u32) -> Interval {
+    fn computed(
+        &self,
+        here: &mut At<'ctx>,
+        v: BasicValueEnum<'ctx>,
+        bits: u32,
+        depth: u32,
+    ) -> Interval {
         let full = Interval::full(bits);
-        let Some(op) = op_of(v) else { return full };
-        let mut arg = |i: u32| self.value(here, operand(v, i), depth);
-        let shift = |v: LLVMValueRef| {
-            const_int(operand(v, 1)).filter(|&k| (0..bits as i64 - 1).contains(&k))
-        };
-        match op {
+        let Some(opcode) = op_of(v) else { return full };
+        let mut arg = |i: u32| self.value(here, op(v, i), depth);
+        let shift =
+            |v: BasicValueEnum| const_int(op(v, 1)).filter(|&k| (0..bits as i64 - 1).contains(&k));
+        match opcode {
             LLVMOpcode::LLVMAdd => arg(0).add(arg(1)).or_full(bits),
             LLVMOpcode::LLVMOr if disjoint(v) => {
                 let (a, b) = (arg(0), arg(1));
@@ -481,13 +497,14 @@ impl<'a> Intervals<'a> {
             }
             LLVMOpcode::LLVMSExt => arg(0),
             LLVMOpcode::LLVMZExt => {
-                let from = int_bits(operand(v, 0)).unwrap_or(64);
+                let from = int_bits(op(v, 0)).unwrap_or(64);
                 arg(0).zext(from)
             }
             LLVMOpcode::LLVMTrunc => arg(0).or_full(bits),
             LLVMOpcode::LLVMSelect => arg(1).join(arg(2)),
             LLVMOpcode::LLVMCall => {
-                let name = callee(v).map(crate::ir::name).unwrap_or_default();
+                let call = v.as_instruction_value().expect("a call instruction");
+                let name = callee(call).map(crate::ir::name).unwrap_or_default();
                 let Some(signed) = MIN_MAX.iter().find(|m| name.starts_with(m.0)) else {
                     return full;
                 };
@@ -515,8 +532,8 @@ impl<'a> Intervals<'a> {
 
     /// `a - b`, also bounded by a fact between `a` and `b` (constants added to either
     /// side peeled off): `x <= y` makes `x - y <= 0` whatever their intervals.
-    fn difference(&self, here: &mut At, v: LLVMValueRef, depth: u32) -> Interval {
-        let (a, b) = (operand(v, 0), operand(v, 1));
+    fn difference(&self, here: &mut At<'ctx>, v: BasicValueEnum<'ctx>, depth: u32) -> Interval {
+        let (a, b) = (op(v, 0), op(v, 1));
         let plain = self.value(here, a, depth).sub(self.value(here, b, depth));
         let (Some((x, cx)), Some((y, cy))) = (self.peel(here, a, depth), self.peel(here, b, depth))
         else {
@@ -546,15 +563,20 @@ impl<'a> Intervals<'a> {
 
     /// `v` as `x + c` exactly (no wrap in `v`'s type), `c` a constant: through an
     /// `add` or disjoint `or` of a constant, else `v` itself plus 0.
-    fn peel(&self, here: &mut At, v: LLVMValueRef, depth: u32) -> Option<(LLVMValueRef, i128)> {
+    fn peel(
+        &self,
+        here: &mut At<'ctx>,
+        v: BasicValueEnum<'ctx>,
+        depth: u32,
+    ) -> Option<(BasicValueEnum<'ctx>, i128)> {
         let bits = int_bits(v)?;
         let is_add = match op_of(v) {
             Some(LLVMOpcode::LLVMAdd) => true,
             Some(LLVMOpcode::LLVMOr) => disjoint(v),
             _ => false,
         };
-        if let Some(c) = is_add.then(|| const_int(operand(v, 1))).flatten() {
-            let x = operand(v, 0);
+        if let Some(c) = is_add.then(|| const_int(op(v, 1))).flatten() {
+            let x = op(v, 0);
             let xr = self.value(here, x, depth);
             let exact = xr.add(Interval::point(c as i128)).fits(bits)
                 && (op_of(v) == Some(LLVMOpcode::LLVMAdd) || (xr.nonneg() && c >= 0));

@@ -1,11 +1,11 @@
 //! The module being instrumented, reached through inkwell: context, module, builder,
 //! common types and the small IR helpers the instrumentation shares.
 //!
-//! The rest of the pass still works on raw `LLVMValueRef`s in places; those helpers take
-//! and give raw handles at their edge and wrap them in inkwell values inside. Queries
-//! inkwell has no API for live in `crate::sys` and are re-exported here.
+//! Values cross the pass as inkwell values; raw handles appear only where `crate::sys`
+//! and the shim (`crate::ffi`) call LLVM. Queries inkwell has no API for live in
+//! `crate::sys` and are re-exported here.
 
-use crate::ffi::{cusafe_inline_call, cusafe_split_before, cusafe_split_if_then};
+use crate::ffi::{cusafe_inline_call, cusafe_split_before, cusafe_split_if, cusafe_split_if_then};
 use inkwell::basic_block::BasicBlock;
 use inkwell::builder::Builder;
 use inkwell::context::ContextRef;
@@ -13,11 +13,11 @@ use inkwell::module::{Linkage, Module};
 use inkwell::targets::TargetData;
 use inkwell::types::{AnyType, FunctionType, IntType, PointerType};
 use inkwell::values::{
-    AsValueRef, BasicValueEnum, FunctionValue, InstructionValue, IntValue, PointerValue,
+    AsValueRef, BasicValue, CallSiteValue, FunctionValue, InstructionValue, IntValue, PointerValue,
+    ValueKind,
 };
 use inkwell::{AddressSpace, IntPredicate};
 use llvm_sys::prelude::*;
-use llvm_sys::LLVMIntPredicate;
 use std::mem::ManuallyDrop;
 
 pub use crate::sys::{addr_space, callee, name, opcode, operand, uses};
@@ -54,31 +54,6 @@ pub struct Ir<'ctx> {
 /// The inkwell address space `space`.
 pub fn space(space: u32) -> AddressSpace {
     AddressSpace::from(u16::try_from(space).expect("address spaces the pass uses fit u16"))
-}
-
-/// `v` (integer-typed) as an inkwell integer value.
-pub fn int<'ctx>(v: LLVMValueRef) -> IntValue<'ctx> {
-    unsafe { IntValue::new(v) }
-}
-
-/// `v` (pointer-typed) as an inkwell pointer value.
-pub fn pointer<'ctx>(v: LLVMValueRef) -> PointerValue<'ctx> {
-    unsafe { PointerValue::new(v) }
-}
-
-/// The instruction `v` as an inkwell instruction.
-pub fn inst<'ctx>(v: LLVMValueRef) -> InstructionValue<'ctx> {
-    unsafe { InstructionValue::new(v) }
-}
-
-/// The function `f` as an inkwell function.
-pub fn function<'ctx>(f: LLVMValueRef) -> FunctionValue<'ctx> {
-    unsafe { FunctionValue::new(f) }.expect("a function")
-}
-
-/// The basic block `bb` as an inkwell block.
-pub fn block<'ctx>(bb: LLVMBasicBlockRef) -> BasicBlock<'ctx> {
-    unsafe { BasicBlock::new(bb) }.expect("a block")
 }
 
 impl<'ctx> Ir<'ctx> {
@@ -121,13 +96,13 @@ impl<'ctx> Ir<'ctx> {
     }
 
     /// An `i64` constant.
-    pub fn c64(&self, v: u64) -> LLVMValueRef {
-        self.i64.const_int(v, false).as_value_ref()
+    pub fn c64(&self, v: u64) -> IntValue<'ctx> {
+        self.i64.const_int(v, false)
     }
 
     /// An `i32` constant.
-    pub fn c32(&self, v: u32) -> LLVMValueRef {
-        self.i32.const_int(v.into(), false).as_value_ref()
+    pub fn c32(&self, v: u32) -> IntValue<'ctx> {
+        self.i32.const_int(v.into(), false)
     }
 
     /// The module's function `name`, declared with type `ty` if it has none.
@@ -155,8 +130,8 @@ impl<'ctx> Ir<'ctx> {
     }
 
     /// Positions the builder right before instruction `before`.
-    pub fn at(&self, before: LLVMValueRef) {
-        self.b.position_before(&inst(before));
+    pub fn at(&self, before: InstructionValue<'ctx>) {
+        self.b.position_before(&before);
     }
 
     /// Positions the builder at the end of `bb`.
@@ -165,126 +140,173 @@ impl<'ctx> Ir<'ctx> {
     }
 
     /// `ptrtoint v to i64`.
-    pub fn to_int(&self, v: LLVMValueRef) -> LLVMValueRef {
-        self.b
-            .build_ptr_to_int(pointer(v), self.i64, "")
-            .expect("positioned")
-            .as_value_ref()
+    pub fn to_int(&self, v: PointerValue<'ctx>) -> IntValue<'ctx> {
+        let r = self.b.build_ptr_to_int(v, self.i64, "");
+        r.expect("positioned")
     }
 
     /// `a >> k` (logical).
-    pub fn lshr(&self, a: LLVMValueRef, k: LLVMValueRef) -> LLVMValueRef {
-        let r = self.b.build_right_shift(int(a), int(k), false, "");
-        r.expect("positioned").as_value_ref()
+    pub fn lshr(&self, a: IntValue<'ctx>, k: IntValue<'ctx>) -> IntValue<'ctx> {
+        let r = self.b.build_right_shift(a, k, false, "");
+        r.expect("positioned")
     }
 
     /// `a << k`.
-    pub fn shl(&self, a: LLVMValueRef, k: LLVMValueRef) -> LLVMValueRef {
-        let r = self.b.build_left_shift(int(a), int(k), "");
-        r.expect("positioned").as_value_ref()
+    pub fn shl(&self, a: IntValue<'ctx>, k: IntValue<'ctx>) -> IntValue<'ctx> {
+        let r = self.b.build_left_shift(a, k, "");
+        r.expect("positioned")
     }
 
     /// `a & b`.
-    pub fn and(&self, a: LLVMValueRef, b: LLVMValueRef) -> LLVMValueRef {
-        let r = self.b.build_and(int(a), int(b), "");
-        r.expect("positioned").as_value_ref()
+    pub fn and(&self, a: IntValue<'ctx>, b: IntValue<'ctx>) -> IntValue<'ctx> {
+        let r = self.b.build_and(a, b, "");
+        r.expect("positioned")
     }
 
     /// `a | b`.
-    pub fn or(&self, a: LLVMValueRef, b: LLVMValueRef) -> LLVMValueRef {
-        let r = self.b.build_or(int(a), int(b), "");
-        r.expect("positioned").as_value_ref()
+    pub fn or(&self, a: IntValue<'ctx>, b: IntValue<'ctx>) -> IntValue<'ctx> {
+        let r = self.b.build_or(a, b, "");
+        r.expect("positioned")
     }
 
     /// `a ^ b`.
-    pub fn xor(&self, a: LLVMValueRef, b: LLVMValueRef) -> LLVMValueRef {
-        let r = self.b.build_xor(int(a), int(b), "");
-        r.expect("positioned").as_value_ref()
+    pub fn xor(&self, a: IntValue<'ctx>, b: IntValue<'ctx>) -> IntValue<'ctx> {
+        let r = self.b.build_xor(a, b, "");
+        r.expect("positioned")
     }
 
     /// `!a` (all bits flipped).
-    pub fn not(&self, a: LLVMValueRef) -> LLVMValueRef {
-        let r = self.b.build_not(int(a), "");
-        r.expect("positioned").as_value_ref()
+    pub fn not(&self, a: IntValue<'ctx>) -> IntValue<'ctx> {
+        let r = self.b.build_not(a, "");
+        r.expect("positioned")
     }
 
     /// `a + b`.
-    pub fn add(&self, a: LLVMValueRef, b: LLVMValueRef) -> LLVMValueRef {
-        let r = self.b.build_int_add(int(a), int(b), "");
-        r.expect("positioned").as_value_ref()
+    pub fn add(&self, a: IntValue<'ctx>, b: IntValue<'ctx>) -> IntValue<'ctx> {
+        let r = self.b.build_int_add(a, b, "");
+        r.expect("positioned")
     }
 
     /// `a - b`.
-    pub fn sub(&self, a: LLVMValueRef, b: LLVMValueRef) -> LLVMValueRef {
-        let r = self.b.build_int_sub(int(a), int(b), "");
-        r.expect("positioned").as_value_ref()
+    pub fn sub(&self, a: IntValue<'ctx>, b: IntValue<'ctx>) -> IntValue<'ctx> {
+        let r = self.b.build_int_sub(a, b, "");
+        r.expect("positioned")
+    }
+
+    /// `a * b`.
+    pub fn mul(&self, a: IntValue<'ctx>, b: IntValue<'ctx>) -> IntValue<'ctx> {
+        let r = self.b.build_int_mul(a, b, "");
+        r.expect("positioned")
     }
 
     /// `icmp pred a, b`.
-    pub fn icmp(&self, pred: LLVMIntPredicate, a: LLVMValueRef, b: LLVMValueRef) -> LLVMValueRef {
-        let r = self
-            .b
-            .build_int_compare(IntPredicate::from(pred), int(a), int(b), "");
-        r.expect("positioned").as_value_ref()
+    pub fn icmp(&self, pred: IntPredicate, a: IntValue<'ctx>, b: IntValue<'ctx>) -> IntValue<'ctx> {
+        let r = self.b.build_int_compare(pred, a, b, "");
+        r.expect("positioned")
     }
 
-    /// `select c, a, b`.
-    pub fn select(&self, c: LLVMValueRef, a: LLVMValueRef, b: LLVMValueRef) -> LLVMValueRef {
-        let (a, b) = unsafe { (BasicValueEnum::new(a), BasicValueEnum::new(b)) };
-        let r = self.b.build_select(int(c), a, b, "");
-        r.expect("positioned").as_value_ref()
+    /// `select c, a, b` (integers).
+    pub fn select(
+        &self,
+        c: IntValue<'ctx>,
+        a: IntValue<'ctx>,
+        b: IntValue<'ctx>,
+    ) -> IntValue<'ctx> {
+        let r = self.b.build_select(c, a, b, "");
+        r.expect("positioned").into_int_value()
     }
 
     /// `zext/trunc v to ty` (integers).
-    pub fn int_cast(&self, v: LLVMValueRef, ty: IntType<'ctx>) -> LLVMValueRef {
-        let r = self.b.build_int_cast_sign_flag(int(v), ty, false, "");
-        r.expect("positioned").as_value_ref()
+    pub fn int_cast(&self, v: IntValue<'ctx>, ty: IntType<'ctx>) -> IntValue<'ctx> {
+        let r = self.b.build_int_cast_sign_flag(v, ty, false, "");
+        r.expect("positioned")
+    }
+
+    /// `gep i8, ptr, bytes`.
+    pub fn byte_gep(&self, ptr: PointerValue<'ctx>, bytes: IntValue<'ctx>) -> PointerValue<'ctx> {
+        // Safety: a byte GEP steps over bytes; it reads nothing.
+        let r = unsafe { self.b.build_gep(self.i8, ptr, &[bytes], "") };
+        r.expect("positioned")
     }
 
     /// Splits before `before` and guards a new block with `cond` (weighted unlikely).
     /// Returns the new block's terminator.
-    pub fn split_if_then(&self, cond: LLVMValueRef, before: LLVMValueRef) -> LLVMValueRef {
-        unsafe { cusafe_split_if_then(cond, before) }
+    pub fn split_if_then(
+        &self,
+        cond: IntValue<'ctx>,
+        before: InstructionValue<'ctx>,
+    ) -> InstructionValue<'ctx> {
+        let term = unsafe { cusafe_split_if_then(cond.as_value_ref(), before.as_value_ref()) };
+        unsafe { InstructionValue::new(term) }
+    }
+
+    /// As [`Ir::split_if_then`], with no branch weights; returns the new block's
+    /// terminator.
+    pub fn split_if(
+        &self,
+        cond: IntValue<'ctx>,
+        before: InstructionValue<'ctx>,
+    ) -> InstructionValue<'ctx> {
+        let term = unsafe { cusafe_split_if(cond.as_value_ref(), before.as_value_ref()) };
+        unsafe { InstructionValue::new(term) }
     }
 
     /// Splits so that a new block starts at `before`; returns that block.
-    pub fn split_before(&self, before: LLVMValueRef) -> LLVMBasicBlockRef {
-        unsafe { cusafe_split_before(before) }
+    pub fn split_before(&self, before: InstructionValue<'ctx>) -> BasicBlock<'ctx> {
+        let bb = unsafe { cusafe_split_before(before.as_value_ref()) };
+        unsafe { BasicBlock::new(bb) }.expect("a block")
     }
 
     /// Inlines the call instruction `call`; returns whether LLVM's inliner did.
-    pub fn inline_call(&self, call: LLVMValueRef) -> bool {
-        unsafe { cusafe_inline_call(call) }
+    pub fn inline_call(&self, call: InstructionValue<'ctx>) -> bool {
+        unsafe { cusafe_inline_call(call.as_value_ref()) }
     }
 }
 
 const NOCHECK: &str = "cusafe.nocheck";
 
 /// Marks a memory instruction the pass made itself (epoch state, headers): never checked.
-pub fn mark_nocheck(ir: &Ir, i: LLVMValueRef) {
+pub fn mark_nocheck<'ctx>(ir: &Ir<'ctx>, i: InstructionValue<'ctx>) {
     let kind = ir.ctx.get_kind_id(NOCHECK);
     let node = ir.ctx.metadata_node(&[]);
-    inst(i)
-        .set_metadata(node, kind)
-        .expect("an empty node is a node");
+    i.set_metadata(node, kind).expect("an empty node is a node");
 }
 
 /// Whether `inst` carries the mark of [`mark_nocheck`].
-pub fn is_nocheck(ir: &Ir, i: LLVMValueRef) -> bool {
+pub fn is_nocheck(ir: &Ir, i: InstructionValue) -> bool {
     let kind = ir.ctx.get_kind_id(NOCHECK);
-    inst(i).get_metadata(kind).is_some()
+    i.get_metadata(kind).is_some()
 }
 
 /// Whether `f` is an intrinsic (`llvm.*`).
-pub fn is_intrinsic(f: LLVMValueRef) -> bool {
-    unsafe { FunctionValue::new(f) }.is_some_and(|f| f.get_intrinsic_id() != 0)
+pub fn is_intrinsic(f: FunctionValue) -> bool {
+    f.get_intrinsic_id() != 0
+}
+
+/// Operand `i` of `v`, an integer (of an integer operator or cast, or a GEP index).
+pub fn int_operand<'ctx>(v: impl AsValueRef, i: u32) -> IntValue<'ctx> {
+    operand(v, i).expect("an integer operand").into_int_value()
+}
+
+/// The call instruction of call site `call`.
+pub fn call_instruction(call: CallSiteValue) -> InstructionValue {
+    match call.try_as_basic_value() {
+        ValueKind::Basic(v) => v.as_instruction_value().expect("a call is an instruction"),
+        ValueKind::Instruction(i) => i,
+    }
+}
+
+/// The integer result of call site `call` (of a function returning one).
+pub fn int_result(call: CallSiteValue) -> IntValue {
+    let r = call
+        .try_as_basic_value()
+        .expect_basic("a call with a result");
+    r.into_int_value()
 }
 
 /// All instructions of function `f`, in order (collected first, so callers may change IR).
-pub fn instructions(f: LLVMValueRef) -> Vec<LLVMValueRef> {
-    function(f)
-        .get_basic_block_iter()
+pub fn instructions(f: FunctionValue<'_>) -> Vec<InstructionValue<'_>> {
+    f.get_basic_block_iter()
         .flat_map(|bb| bb.get_instructions())
-        .map(|i| i.as_value_ref())
         .collect()
 }

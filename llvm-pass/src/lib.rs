@@ -18,9 +18,9 @@
 //! disposed), its context, the pass's one builder and the common types as inkwell
 //! objects. The few C API calls inkwell has no API for sit in [`sys`], each with the
 //! reason; what only LLVM's C++ API offers (splitting, inlining, ScalarEvolution, ...)
-//! is the shim's ([`ffi`]). No module but [`sys`] calls llvm-sys; values still cross
-//! between modules as raw `LLVMValueRef`s (and a few types as `LLVMTypeRef`s), which
-//! each wraps in inkwell values ([`ir::int`], [`ir::inst`], ...) to work on them.
+//! is the shim's ([`ffi`]). No module but [`sys`] calls llvm-sys, and values cross
+//! between modules as inkwell values (`InstructionValue`, `PointerValue`, ...); raw
+//! handles appear only where [`sys`] and the shim are called.
 
 mod arith;
 mod base;
@@ -51,7 +51,7 @@ mod strip;
 mod sys;
 
 use inkwell::module::Module;
-use inkwell::values::AsValueRef;
+use inkwell::values::FunctionValue;
 use ir::Ir;
 use llvm_sys::prelude::*;
 use options::PassOptions;
@@ -114,11 +114,10 @@ unsafe fn is_nvptx(m: LLVMModuleRef) -> bool {
     triple.as_str().to_string_lossy().starts_with("nvptx")
 }
 
-fn defined_functions(ir: &Ir) -> Vec<LLVMValueRef> {
+fn defined_functions<'ctx>(ir: &Ir<'ctx>) -> Vec<FunctionValue<'ctx>> {
     ir.module()
         .get_functions()
         .filter(|f| !f.as_global_value().is_declaration())
-        .map(|f| f.as_value_ref())
         .filter(|&f| !ir::name(f).starts_with("__cusafe"))
         .collect()
 }
@@ -132,7 +131,7 @@ fn instrument_module(ir: &Ir, opts: &PassOptions) -> Result<(), String> {
     }
     let kernels = kernels::kernels(ir);
     let functions = defined_functions(ir);
-    let stat_line = |f: LLVMValueRef, s: &stats::Stats| {
+    let stat_line = |f: FunctionValue, s: &stats::Stats| {
         let kind = if kernels.contains(&f) {
             "kernel"
         } else {

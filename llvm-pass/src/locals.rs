@@ -16,9 +16,7 @@
 
 use crate::arith::is_safe_use;
 use crate::classify::merged_object;
-use crate::ir::{
-    callee, function, inst, instructions, int, mark_nocheck, opcode, operand, pointer, uses, Ir,
-};
+use crate::ir::{callee, instructions, mark_nocheck, opcode, uses, Ir};
 use cusafe_format::pseudo::{
     local_class, tag_bits, DEPTH_MASK, DEPTH_SHIFT, GEN_MASK, GEN_SHIFT, LOCAL_PREFIX, OUT_OF_SCOPE,
 };
@@ -26,9 +24,9 @@ use cusafe_format::rtpage::{
     EPOCH_DEPTH_OFFSET, EPOCH_GENS_PER_SLOT, EPOCH_GEN_OFFSET, RTPAGE_ADDR,
 };
 use inkwell::basic_block::BasicBlock;
-use inkwell::values::{AsValueRef, BasicValue, InstructionValue};
-use llvm_sys::prelude::*;
+use inkwell::values::{BasicValue, FunctionValue, InstructionValue, IntValue, PointerValue};
 use llvm_sys::LLVMOpcode;
+use std::collections::HashSet;
 
 /// Whether a pointer derived from `alloca` leaves the function's view through a use of
 /// `v`. Calls to functions without a body (printf's vprintf, external functions) are
@@ -36,17 +34,17 @@ use llvm_sys::LLVMOpcode;
 /// Phis and selects that merge pointers into this alloca only are not either (their
 /// accesses get object checks, `classify::merged_object`) unless the merged pointer
 /// escapes; `seen` stops at phis already followed.
-fn escapes(
-    v: LLVMValueRef,
-    alloca: LLVMValueRef,
-    seen: &mut std::collections::HashSet<LLVMValueRef>,
+fn escapes<'ctx>(
+    v: InstructionValue<'ctx>,
+    alloca: PointerValue<'ctx>,
+    seen: &mut HashSet<InstructionValue<'ctx>>,
 ) -> bool {
     uses(v).into_iter().any(|(user, idx)| match opcode(user) {
         Some(
             LLVMOpcode::LLVMGetElementPtr | LLVMOpcode::LLVMAddrSpaceCast | LLVMOpcode::LLVMBitCast,
         ) if idx == 0 => escapes(user, alloca, seen),
         Some(LLVMOpcode::LLVMPHI) | Some(LLVMOpcode::LLVMSelect)
-            if merged_object(user) == Some(alloca) =>
+            if crate::sys::value(user).and_then(merged_object) == Some(alloca) =>
         {
             seen.insert(user) && escapes(user, alloca, seen)
         }
@@ -56,47 +54,56 @@ fn escapes(
 }
 
 /// Whether function `f` has no body.
-fn is_declaration(f: LLVMValueRef) -> bool {
-    function(f).as_global_value().is_declaration()
+fn is_declaration(f: FunctionValue) -> bool {
+    f.as_global_value().is_declaration()
 }
 
 /// The entry block of function `f`.
-fn entry<'ctx>(f: LLVMValueRef) -> BasicBlock<'ctx> {
-    function(f)
-        .get_first_basic_block()
-        .expect("a defined function")
+fn entry(f: FunctionValue) -> BasicBlock {
+    f.get_first_basic_block().expect("a defined function")
+}
+
+/// An alloca instruction as the pointer it makes.
+fn alloca_pointer(i: InstructionValue) -> PointerValue {
+    crate::sys::value(i)
+        .expect("an alloca's pointer")
+        .into_pointer_value()
 }
 
 /// The allocas of `f` to re-lay-out, with their payload sizes and classes.
-fn escaping_allocas(ir: &Ir, f: LLVMValueRef) -> Vec<(LLVMValueRef, u64, u32)> {
+fn escaping_allocas<'ctx>(
+    ir: &Ir,
+    f: FunctionValue<'ctx>,
+) -> Vec<(InstructionValue<'ctx>, u64, u32)> {
     let mut out = Vec::new();
     for i in entry(f).get_instructions() {
-        let v = i.as_value_ref();
-        if opcode(v) != Some(LLVMOpcode::LLVMAlloca) || !escapes(v, v, &mut Default::default()) {
+        if opcode(i) != Some(LLVMOpcode::LLVMAlloca)
+            || !escapes(i, alloca_pointer(i), &mut Default::default())
+        {
             continue;
         }
-        let Some(count) = int(operand(v, 0)).get_zero_extended_constant() else {
+        let Some(count) = crate::ir::int_operand(i, 0).get_zero_extended_constant() else {
             continue;
         };
         let ty = i.get_allocated_type().expect("an alloca");
         let size = count * ir.layout().get_abi_size(&ty);
         if let Some(t) = local_class(size) {
-            out.push((v, size, t));
+            out.push((i, size, t));
         }
     }
     out
 }
 
 /// A call of the special-register reader `name` (`i32 name()`).
-fn sreg(ir: &Ir, name: &str) -> LLVMValueRef {
+fn sreg<'ctx>(ir: &Ir<'ctx>, name: &str) -> IntValue<'ctx> {
     let ty = ir.i32.fn_type(&[], false);
     let f = ir.declare(name, ty).as_global_value().as_pointer_value();
     let call = ir.b.build_indirect_call(ty, f, &[], "");
-    call.expect("positioned").as_value_ref()
+    crate::ir::int_result(call.expect("positioned"))
 }
 
 /// `((smid & 255) * 64 + (warpid & 63)) * 32 + laneid`, as device-rt computes it.
-fn slot(ir: &Ir) -> LLVMValueRef {
+fn slot<'ctx>(ir: &Ir<'ctx>) -> IntValue<'ctx> {
     let z = |v| ir.int_cast(v, ir.i64);
     let sm = ir.and(z(sreg(ir, "llvm.nvvm.read.ptx.sreg.smid")), ir.c64(255));
     let warp = ir.and(z(sreg(ir, "llvm.nvvm.read.ptx.sreg.warpid")), ir.c64(63));
@@ -105,42 +112,42 @@ fn slot(ir: &Ir) -> LLVMValueRef {
 }
 
 /// The global byte at `base + index`.
-fn byte_ptr(ir: &Ir, base: u64, index: LLVMValueRef) -> LLVMValueRef {
-    let addr = int(ir.add(ir.c64(base), index));
+fn byte_ptr<'ctx>(ir: &Ir<'ctx>, base: u64, index: IntValue<'ctx>) -> PointerValue<'ctx> {
+    let addr = ir.add(ir.c64(base), index);
     let p = ir.b.build_int_to_ptr(addr, ir.gptr, "");
-    p.expect("positioned").as_value_ref()
+    p.expect("positioned")
 }
 
 /// Marks a memory instruction of the epoch bookkeeping so that no check is put on it.
 fn nocheck<'ctx>(ir: &Ir<'ctx>, inst: InstructionValue<'ctx>) -> InstructionValue<'ctx> {
-    mark_nocheck(ir, inst.as_value_ref());
+    mark_nocheck(ir, inst);
     inst
 }
 
 /// `*p = v` on an epoch byte or header word, never checked.
-fn store<'ctx>(ir: &Ir<'ctx>, p: LLVMValueRef, v: LLVMValueRef) -> InstructionValue<'ctx> {
-    let st = ir.b.build_store(pointer(p), int(v));
+fn store<'ctx>(ir: &Ir<'ctx>, p: PointerValue<'ctx>, v: IntValue<'ctx>) -> InstructionValue<'ctx> {
+    let st = ir.b.build_store(p, v);
     nocheck(ir, st.expect("positioned"))
 }
 
 /// `++*p` on an epoch byte; returns the new value.
-fn bump(ir: &Ir, p: LLVMValueRef) -> LLVMValueRef {
-    let old = ir.b.build_load(ir.i8, pointer(p), "").expect("positioned");
+fn bump<'ctx>(ir: &Ir<'ctx>, p: PointerValue<'ctx>) -> IntValue<'ctx> {
+    let old = ir.b.build_load(ir.i8, p, "").expect("positioned");
     let load = old.as_instruction_value().expect("a load");
     nocheck(ir, load);
     let one = ir.i8.const_int(1, false);
-    let v = ir.add(old.as_value_ref(), one.as_value_ref());
+    let v = ir.add(old.into_int_value(), one);
     store(ir, p, v);
     v
 }
 
 /// The first instruction of `entry` after its allocas.
-fn first_non_alloca(entry: BasicBlock) -> LLVMValueRef {
+fn first_non_alloca(entry: BasicBlock) -> InstructionValue {
     let mut i = entry.get_first_instruction();
-    while let Some(a) = i.filter(|a| opcode(a.as_value_ref()) == Some(LLVMOpcode::LLVMAlloca)) {
+    while let Some(a) = i.filter(|&a| opcode(a) == Some(LLVMOpcode::LLVMAlloca)) {
         i = a.get_next_instruction();
     }
-    i.expect("a block ends in a terminator").as_value_ref()
+    i.expect("a block ends in a terminator")
 }
 
 /// What [`instrument`] did to a function.
@@ -153,7 +160,7 @@ pub struct Relaid {
 }
 
 /// Re-lays-out the escaping local arrays of `f`.
-pub fn instrument(ir: &Ir, f: LLVMValueRef) -> Relaid {
+pub fn instrument<'ctx>(ir: &Ir<'ctx>, f: FunctionValue<'ctx>) -> Relaid {
     let objects = escaping_allocas(ir, f);
     if objects.is_empty() {
         return Relaid::default();
@@ -188,7 +195,6 @@ pub fn instrument(ir: &Ir, f: LLVMValueRef) -> Relaid {
         let new = new.expect("positioned");
         let alloca = new.as_instruction().expect("an alloca");
         alloca.set_alignment(block as u32).expect("a power of two");
-        let new = new.as_value_ref();
         ir.at(at);
         store_header(ir, new, size);
         // Scopes: the header says "out of scope" between lifetime.end and the next
@@ -202,17 +208,15 @@ pub fn instrument(ir: &Ir, f: LLVMValueRef) -> Relaid {
         ir.at(at);
         let payload = ir.add(ir.to_int(new), ir.c64(LOCAL_PREFIX));
         let tagged = ir.or(ir.or(payload, ir.c64(tag_bits(t, 0, 0))), epoch_bits);
-        let old = pointer(old);
-        let ptr =
-            ir.b.build_int_to_ptr(int(tagged), old.get_type(), crate::classify::TAGGED_LOCAL);
-        old.replace_all_uses_with(ptr.expect("positioned"));
-        old.as_instruction()
-            .expect("an alloca")
-            .erase_from_basic_block();
+        let ptr = alloca_pointer(old);
+        let tagged =
+            ir.b.build_int_to_ptr(tagged, ptr.get_type(), crate::classify::TAGGED_LOCAL);
+        ptr.replace_all_uses_with(tagged.expect("positioned"));
+        old.erase_from_basic_block();
     }
     // Epilogue: restore the depth on every return.
     ir.at(at);
-    let restore = ir.sub(d, ir.i8.const_int(1, false).as_value_ref());
+    let restore = ir.sub(d, ir.i8.const_int(1, false));
     for i in instructions(f) {
         if opcode(i) == Some(LLVMOpcode::LLVMRet) {
             ir.at(i);
@@ -221,7 +225,7 @@ pub fn instrument(ir: &Ir, f: LLVMValueRef) -> Relaid {
     }
     let scope_marks = dead_markers.len();
     for m in dead_markers {
-        inst(m).erase_from_basic_block();
+        m.erase_from_basic_block();
     }
     Relaid {
         objects: objects.len(),
@@ -230,13 +234,13 @@ pub fn instrument(ir: &Ir, f: LLVMValueRef) -> Relaid {
 }
 
 /// Writes a local object's header word (its size, maybe with `OUT_OF_SCOPE`).
-fn store_header(ir: &Ir, block: LLVMValueRef, word: u64) {
+fn store_header<'ctx>(ir: &Ir<'ctx>, block: PointerValue<'ctx>, word: u64) {
     let hdr = store(ir, block, ir.c64(word));
     hdr.set_alignment(8).expect("a store takes an alignment");
 }
 
 /// The `llvm.lifetime.start` (true) and `llvm.lifetime.end` (false) calls on `alloca`.
-fn lifetime_markers(alloca: LLVMValueRef) -> Vec<(LLVMValueRef, bool)> {
+fn lifetime_markers(alloca: InstructionValue) -> Vec<(InstructionValue, bool)> {
     let mut found = Vec::new();
     let mut work = vec![alloca];
     while let Some(v) = work.pop() {
@@ -263,9 +267,9 @@ fn lifetime_markers(alloca: LLVMValueRef) -> Vec<(LLVMValueRef, bool)> {
 }
 
 /// Resets the epoch depth of the running thread's slot at the entry of `kernel`.
-pub fn reset_depth_at_entry(ir: &Ir, kernel: LLVMValueRef) {
+pub fn reset_depth_at_entry<'ctx>(ir: &Ir<'ctx>, kernel: FunctionValue<'ctx>) {
     ir.at(first_non_alloca(entry(kernel)));
     let depth_ptr = byte_ptr(ir, RTPAGE_ADDR + EPOCH_DEPTH_OFFSET, slot(ir));
     let zero = ir.i8.const_int(0, false);
-    store(ir, depth_ptr, zero.as_value_ref());
+    store(ir, depth_ptr, zero);
 }

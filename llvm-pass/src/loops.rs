@@ -7,13 +7,15 @@ use crate::ffi::{
     cusafe_loop_range, cusafe_loop_ranges_free, cusafe_loop_ranges_new, cusafe_signed_range,
     cusafe_simplify_loops, LoopAnalysesRef,
 };
-use llvm_sys::prelude::*;
+use inkwell::values::{
+    AsValueRef, BasicValueEnum, FunctionValue, InstructionValue, IntValue, PointerValue,
+};
 
 /// Gives every loop of function `f` a preheader (loop-simplify form, through the shim),
 /// where the optimizer's last clean-ups folded it away: hoisted root halves and loop
 /// ranges go there.
-pub fn simplify(f: LLVMValueRef) {
-    unsafe { cusafe_simplify_loops(f) };
+pub fn simplify(f: FunctionValue) {
+    unsafe { cusafe_simplify_loops(f.as_value_ref()) };
 }
 
 /// One function's loop analyses (dominators, loops, scalar evolution). Build it before
@@ -22,19 +24,19 @@ pub fn simplify(f: LLVMValueRef) {
 pub struct LoopAnalyses(LoopAnalysesRef);
 
 /// The range of one access over its loop.
-pub struct LoopRange {
+pub struct LoopRange<'ctx> {
     /// The lowest address the loop's accesses touch (the access's pointer type).
-    pub lo: LLVMValueRef,
+    pub lo: PointerValue<'ctx>,
     /// Bytes from `lo` that they cover (i64).
-    pub span: LLVMValueRef,
+    pub span: IntValue<'ctx>,
     /// Where its check goes: the loop preheader's terminator.
-    pub at: LLVMValueRef,
+    pub at: InstructionValue<'ctx>,
 }
 
 impl LoopAnalyses {
     /// Analyses function `f`.
-    pub fn new(f: LLVMValueRef) -> LoopAnalyses {
-        LoopAnalyses(unsafe { cusafe_loop_ranges_new(f) })
+    pub fn new(f: FunctionValue) -> LoopAnalyses {
+        LoopAnalyses(unsafe { cusafe_loop_ranges_new(f.as_value_ref()) })
     }
 
     /// What instruction `inst` touches over every trip of its innermost loop, when on
@@ -42,18 +44,37 @@ impl LoopAnalyses {
     /// count is computable, `inst` runs on every trip, the address is affine in the
     /// loop, `r.root` is defined outside it and the loop calls nothing but intrinsics
     /// (see the shim). Expanded in the preheader.
-    pub fn range(&self, inst: LLVMValueRef, r: &Range, below: u64, len: u64) -> Option<LoopRange> {
+    pub fn range<'ctx>(
+        &self,
+        inst: InstructionValue<'ctx>,
+        r: &Range<'ctx>,
+        below: u64,
+        len: u64,
+    ) -> Option<LoopRange<'ctx>> {
         let (mut lo, mut span, mut at) = (
             std::ptr::null_mut(),
             std::ptr::null_mut(),
             std::ptr::null_mut(),
         );
+        let (inst, addr, root) = (
+            inst.as_value_ref(),
+            r.addr.as_value_ref(),
+            r.root.as_value_ref(),
+        );
         let found = unsafe {
             cusafe_loop_range(
-                self.0, inst, r.addr, r.root, below, len, &mut lo, &mut span, &mut at,
+                self.0, inst, addr, root, below, len, &mut lo, &mut span, &mut at,
             )
         };
-        found.then_some(LoopRange { lo, span, at })
+        // Safety: the shim gives the address expanded in the access's pointer type, an
+        // i64 span and the preheader's terminator.
+        found.then(|| unsafe {
+            LoopRange {
+                lo: PointerValue::new(lo),
+                span: IntValue::new(span),
+                at: InstructionValue::new(at),
+            }
+        })
     }
 }
 
@@ -61,8 +82,9 @@ impl LoopAnalyses {
     /// The signed range ScalarEvolution knows for integer `v` wherever it is defined
     /// (induction variables bounded by trip counts, range metadata and attributes);
     /// `None` when it knows nothing.
-    pub fn signed_range(&self, v: LLVMValueRef) -> Option<(i64, i64)> {
+    pub fn signed_range(&self, v: BasicValueEnum) -> Option<(i64, i64)> {
         let (mut lo, mut hi) = (0, 0);
+        let v = v.as_value_ref();
         unsafe { cusafe_signed_range(self.0, v, &mut lo, &mut hi) }.then_some((lo, hi))
     }
 }

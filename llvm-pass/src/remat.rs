@@ -4,9 +4,8 @@
 //! clones the pure arithmetic that address needs to where the check is.
 
 use crate::dom::Cfg;
-use crate::ir::{callee, inst, opcode, operand, Ir};
-use inkwell::values::{AsValueRef, BasicValueEnum};
-use llvm_sys::prelude::*;
+use crate::ir::{callee, opcode, operand, Ir};
+use inkwell::values::{BasicValue, BasicValueEnum, InstructionValue};
 use llvm_sys::LLVMOpcode;
 use std::collections::HashMap;
 
@@ -15,7 +14,7 @@ const MAX_CLONES: usize = 16;
 
 /// Instructions that compute a value and nothing else, and cannot trap: free to run
 /// earlier in their block, or twice.
-fn pure_value(v: LLVMValueRef) -> bool {
+fn pure_value(v: InstructionValue) -> bool {
     use LLVMOpcode::*;
     match opcode(v) {
         Some(
@@ -32,40 +31,52 @@ fn pure_value(v: LLVMValueRef) -> bool {
 }
 
 /// The operands of instruction `v` that are values (a call's callee is not).
-fn value_operands(v: LLVMValueRef) -> impl Iterator<Item = LLVMValueRef> {
-    let n = inst(v).get_num_operands();
+fn value_operands<'ctx>(v: InstructionValue<'ctx>) -> impl Iterator<Item = BasicValueEnum<'ctx>> {
+    let n = v.get_num_operands();
     let n = if opcode(v) == Some(LLVMOpcode::LLVMCall) {
         n - 1
     } else {
         n
     };
-    (0..n).map(move |o| operand(v, o))
+    (0..n).map(move |o| operand(v, o).expect("a pure instruction's operands are values"))
 }
 
 /// How to build an address before an earlier instruction of its block.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Remat {
+pub struct Remat<'ctx> {
     /// The address.
-    addr: LLVMValueRef,
+    addr: BasicValueEnum<'ctx>,
     /// The instructions to clone, operands first (empty when `addr` is available).
-    clones: Vec<LLVMValueRef>,
+    clones: Vec<InstructionValue<'ctx>>,
 }
 
-impl Remat {
+impl<'ctx> Remat<'ctx> {
     /// How to build `addr` right before `at`: instructions that do not dominate `at`
     /// are cloned, which takes them to be pure ([`pure_value`]) and in `at`'s block;
     /// `None` otherwise (or past [`MAX_CLONES`]).
-    pub fn plan(cfg: &Cfg, addr: LLVMValueRef, at: LLVMValueRef) -> Option<Remat> {
-        fn walk(cfg: &Cfg, v: LLVMValueRef, at: LLVMValueRef, out: &mut Vec<LLVMValueRef>) -> bool {
-            if opcode(v).is_none() || out.contains(&v) || cfg.dominates(v, at) {
+    pub fn plan(
+        cfg: &Cfg,
+        addr: BasicValueEnum<'ctx>,
+        at: InstructionValue<'ctx>,
+    ) -> Option<Remat<'ctx>> {
+        fn walk<'ctx>(
+            cfg: &Cfg,
+            v: BasicValueEnum<'ctx>,
+            at: InstructionValue<'ctx>,
+            out: &mut Vec<InstructionValue<'ctx>>,
+        ) -> bool {
+            let Some(i) = v.as_instruction_value() else {
+                return true;
+            };
+            if out.contains(&i) || cfg.dominates(i, at) {
                 return true;
             }
             let ok = out.len() < MAX_CLONES
-                && inst(v).get_parent() == inst(at).get_parent()
-                && pure_value(v)
-                && value_operands(v).all(|o| walk(cfg, o, at, out));
+                && i.get_parent() == at.get_parent()
+                && pure_value(i)
+                && value_operands(i).all(|o| walk(cfg, o, at, out));
             if ok {
-                out.push(v);
+                out.push(i);
             }
             ok
         }
@@ -75,14 +86,18 @@ impl Remat {
 
     /// The values the rebuilt address is made of (each must be available where it is
     /// built).
-    pub fn leaves(&self) -> Vec<LLVMValueRef> {
+    pub fn leaves(&self) -> Vec<BasicValueEnum<'ctx>> {
         if self.clones.is_empty() {
             return vec![self.addr];
         }
-        let mut out: Vec<LLVMValueRef> = Vec::new();
+        let cloned = |o: BasicValueEnum| {
+            o.as_instruction_value()
+                .is_some_and(|i| self.clones.contains(&i))
+        };
+        let mut out: Vec<BasicValueEnum> = Vec::new();
         for &c in &self.clones {
             for o in value_operands(c) {
-                if !self.clones.contains(&o) && !out.contains(&o) {
+                if !cloned(o) && !out.contains(&o) {
                     out.push(o);
                 }
             }
@@ -93,7 +108,7 @@ impl Remat {
     /// The same plan with its values passed through `f` (recover-mode phis): the address
     /// itself when nothing is cloned; cloned instructions read their operands when
     /// built, through `build`'s own `f`.
-    pub fn map(&self, f: impl Fn(LLVMValueRef) -> LLVMValueRef) -> Remat {
+    pub fn map(&self, f: impl Fn(BasicValueEnum<'ctx>) -> BasicValueEnum<'ctx>) -> Remat<'ctx> {
         Remat {
             addr: if self.clones.is_empty() {
                 f(self.addr)
@@ -106,23 +121,29 @@ impl Remat {
 
     /// Builds the address at the builder's position, from leaves passed through `f`
     /// (recover-mode phis).
-    pub fn build(&self, ir: &Ir, f: impl Fn(LLVMValueRef) -> LLVMValueRef) -> LLVMValueRef {
-        let mut made: HashMap<LLVMValueRef, LLVMValueRef> = HashMap::new();
+    pub fn build(
+        &self,
+        ir: &Ir<'ctx>,
+        f: impl Fn(BasicValueEnum<'ctx>) -> BasicValueEnum<'ctx>,
+    ) -> BasicValueEnum<'ctx> {
+        let mut made: HashMap<InstructionValue, BasicValueEnum> = HashMap::new();
+        let made_or = |made: &HashMap<_, _>, v: BasicValueEnum<'ctx>| {
+            let copy = v.as_instruction_value().and_then(|i| made.get(&i)).copied();
+            copy.unwrap_or_else(|| f(v))
+        };
         for &c in &self.clones {
-            let copy = inst(c).explicit_clone();
+            let copy = c.explicit_clone();
             for (o, v) in value_operands(c).enumerate() {
-                let v = made.get(&v).copied().unwrap_or_else(|| f(v));
-                let v = unsafe { BasicValueEnum::new(v) };
+                let v = made_or(&made, v);
                 assert!(
                     copy.set_operand(o as u32, v),
                     "a clone has its original's operands"
                 );
             }
             ir.b.insert_instruction(&copy, None);
-            made.insert(c, copy.as_value_ref());
+            let value = crate::sys::value(copy).expect("a pure instruction has a value");
+            made.insert(c, value);
         }
-        made.get(&self.addr)
-            .copied()
-            .unwrap_or_else(|| f(self.addr))
+        made_or(&made, self.addr)
     }
 }

@@ -7,31 +7,16 @@ use crate::base::{Base, Guard, Index, Widen};
 use crate::collect::Len;
 use crate::elim::plan::{Hull, Shape, Stride};
 use crate::ir::Ir;
-use inkwell::types::{AnyTypeEnum, AsTypeRef};
-use inkwell::values::{AsValueRef, IntValue, PointerValue};
-use llvm_sys::prelude::*;
-use llvm_sys::LLVMIntPredicate;
-
-/// `i8` GEP of `ptr` by `bytes`, at the builder's position.
-fn byte_gep(ir: &Ir, ptr: LLVMValueRef, bytes: LLVMValueRef) -> LLVMValueRef {
-    let (ptr, bytes) = unsafe { (PointerValue::new(ptr), IntValue::new(bytes)) };
-    unsafe { ir.b.build_gep(ir.i8, ptr, &[bytes], "") }
-        .expect("positioned")
-        .as_value_ref()
-}
-
-/// `a * b`, at the builder's position.
-fn mul(ir: &Ir, a: LLVMValueRef, b: LLVMValueRef) -> LLVMValueRef {
-    let (a, b) = unsafe { (IntValue::new(a), IntValue::new(b)) };
-    ir.b.build_int_mul(a, b, "")
-        .expect("positioned")
-        .as_value_ref()
-}
+use inkwell::values::{IntValue, PointerValue};
+use inkwell::IntPredicate;
 
 /// Builds, at the builder's position, the start and length of the one range whose check
 /// stands for the members' of `shape`, and for a guarded shape the flag that its guard
 /// fails (the check must fail then too).
-pub fn union(ir: &Ir, shape: &Shape) -> (LLVMValueRef, Len, Option<LLVMValueRef>) {
+pub fn union<'ctx>(
+    ir: &Ir<'ctx>,
+    shape: &Shape<'ctx>,
+) -> (PointerValue<'ctx>, Len<'ctx>, Option<IntValue<'ctx>>) {
     match shape {
         Shape::Offsets {
             base,
@@ -56,7 +41,7 @@ pub fn union(ir: &Ir, shape: &Shape) -> (LLVMValueRef, Len, Option<LLVMValueRef>
 
 /// Builds, at the builder's position, the address of the member of `shape` with value
 /// `x`; `None` for a hull, whose members are rebuilt from their exact addresses.
-pub fn member(ir: &Ir, shape: &Shape, x: i64) -> Option<LLVMValueRef> {
+pub fn member<'ctx>(ir: &Ir<'ctx>, shape: &Shape<'ctx>, x: i64) -> Option<PointerValue<'ctx>> {
     match shape {
         Shape::Offsets { base, .. } => Some(base.build(ir, x)),
         Shape::Strided(s) => Some(stride_member(ir, s, x)),
@@ -66,55 +51,57 @@ pub fn member(ir: &Ir, shape: &Shape, x: i64) -> Option<LLVMValueRef> {
 
 /// Builds the address of the strided group's member at multiple `m`, at the builder's
 /// position.
-fn stride_member(ir: &Ir, s: &Stride, m: i64) -> LLVMValueRef {
-    let bytes = mul(ir, s.stride, ir.c64(m as u64));
+fn stride_member<'ctx>(ir: &Ir<'ctx>, s: &Stride<'ctx>, m: i64) -> PointerValue<'ctx> {
+    let bytes = ir.mul(s.stride, ir.c64(m as u64));
     let bytes = ir.add(bytes, ir.c64(s.off as u64));
-    byte_gep(ir, s.ptr, bytes)
+    ir.byte_gep(s.ptr, bytes)
 }
 
 /// Builds the hull of a strided group's members (`elim/stride.rs`): its lowest address
 /// and its run-time length.
-fn stride_hull(ir: &Ir, s: &Stride) -> (LLVMValueRef, Len) {
-    use LLVMIntPredicate::*;
+fn stride_hull<'ctx>(ir: &Ir<'ctx>, s: &Stride<'ctx>) -> (PointerValue<'ctx>, Len<'ctx>) {
     let a = stride_member(ir, s, s.lo);
     let z = stride_member(ir, s, s.hi);
     let (ai, zi) = (ir.to_int(a), ir.to_int(z));
-    let below = ir.icmp(LLVMIntULT, ai, zi);
+    let below = ir.icmp(IntPredicate::ULT, ai, zi);
     let min = ir.select(below, ai, zi);
     let max = ir.select(below, zi, ai);
-    let lowest = byte_gep(ir, a, ir.sub(min, ai));
+    let lowest = ir.byte_gep(a, ir.sub(min, ai));
     (lowest, Len::Value(ir.add(ir.sub(max, min), ir.c64(s.len))))
 }
 
 /// Builds, at the builder's position, an index hull's start and byte length
 /// (`elim/hull.rs`), and the flag that some assumed addition could wrap.
-fn hull_union(ir: &Ir, h: &Hull) -> (LLVMValueRef, LLVMValueRef, Option<LLVMValueRef>) {
-    use LLVMIntPredicate::*;
-    let xs: Vec<LLVMValueRef> = h.xs.iter().map(|r| r.build(ir, |v| v)).collect();
-    let pick = |pred, acc: LLVMValueRef, x: LLVMValueRef| ir.select(ir.icmp(pred, x, acc), x, acc);
-    let least = xs[1..].iter().fold(xs[0], |m, &x| pick(LLVMIntSLT, m, x));
-    let most = xs[1..].iter().fold(xs[0], |m, &x| pick(LLVMIntSGT, m, x));
+fn hull_union<'ctx>(
+    ir: &Ir<'ctx>,
+    h: &Hull<'ctx>,
+) -> (PointerValue<'ctx>, IntValue<'ctx>, Option<IntValue<'ctx>>) {
+    use IntPredicate::*;
+    let xs: Vec<IntValue> =
+        h.xs.iter()
+            .map(|r| r.build(ir, |v| v).into_int_value())
+            .collect();
+    let pick =
+        |pred, acc: IntValue<'ctx>, x: IntValue<'ctx>| ir.select(ir.icmp(pred, x, acc), x, acc);
+    let least = xs[1..].iter().fold(xs[0], |m, &x| pick(SLT, m, x));
+    let most = xs[1..].iter().fold(xs[0], |m, &x| pick(SGT, m, x));
     let base_at = |x| Base {
         ptr: h.ptr,
         gep: Some((
             h.elem,
             vec![Index {
                 terms: vec![x],
-                ext: Widen::Sign(ir.i64.as_type_ref()),
+                ext: Widen::Sign(ir.i64),
             }],
         )),
     };
     let start = base_at(least).build(ir, h.lo);
-    let size = ir
-        .layout()
-        .get_abi_size(&unsafe { AnyTypeEnum::new(h.elem) });
+    let size = ir.layout().get_abi_size(&h.elem);
     let wide = |x| {
-        let x = unsafe { IntValue::new(x) };
-        ir.b.build_int_s_extend(x, ir.i64, "")
-            .expect("positioned")
-            .as_value_ref()
+        let w = ir.b.build_int_s_extend(x, ir.i64, "");
+        w.expect("positioned")
     };
-    let rows = mul(ir, ir.sub(wide(most), wide(least)), ir.c64(size));
+    let rows = ir.mul(ir.sub(wide(most), wide(least)), ir.c64(size));
     let len = ir.add(rows, ir.c64((h.hi - h.lo) as u64));
     let wraps = h.wrap.map(|(lo, hi)| {
         let at = |x| Guard { x, lo, hi }.wraps(ir);

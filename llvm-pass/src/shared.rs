@@ -12,12 +12,11 @@
 
 use crate::classify::root_of;
 use crate::ir::{addr_space, callee, instructions, opcode, operand, Ir, AS_GENERIC, AS_SHARED};
-use crate::sys::is_global_variable;
+use crate::sys::global_variable;
 use cusafe_format::pseudo::{shared_tag_bits, MAX_SHARED_OBJECTS};
 use inkwell::values::{
-    CallSiteValue, FunctionValue, GlobalValue, InstructionValue, IntValue, PointerValue,
+    BasicValueEnum, CallSiteValue, FunctionValue, GlobalValue, InstructionValue, IntValue,
 };
-use llvm_sys::prelude::*;
 use llvm_sys::LLVMOpcode;
 
 /// Names of the per-module bounds functions device-rt calls.
@@ -26,49 +25,42 @@ pub const START_FN: &str = "__cusafe_shared_start";
 pub const SIZE_FN: &str = "__cusafe_shared_size";
 
 /// The statically sized `__shared__` array `v` is, with its size.
-fn shared_array(ir: &Ir, v: LLVMValueRef) -> Option<u64> {
-    if !is_global_variable(v) || addr_space(v) != Some(AS_SHARED) {
-        return None;
-    }
-    let ty = unsafe { GlobalValue::new(v) }.get_value_type();
-    let size = ir.layout().get_abi_size(&ty);
-    (size > 0).then_some(size)
+fn shared_array<'ctx>(ir: &Ir, v: BasicValueEnum<'ctx>) -> Option<(GlobalValue<'ctx>, u64)> {
+    let g = global_variable(v).filter(|_| addr_space(v) == Some(AS_SHARED))?;
+    let size = ir.layout().get_abi_size(&g.get_value_type());
+    (size > 0).then_some((g, size))
 }
 
 /// Operands through which a pointer leaves the function: arguments of calls to
 /// functions with a body, the value of a store, the value returned.
-fn escaping_operands(i: LLVMValueRef) -> Vec<u32> {
-    let has_body = |f: LLVMValueRef| {
-        let f = unsafe { FunctionValue::new(f) }.expect("a callee is a function");
-        !f.as_global_value().is_declaration()
-    };
+fn escaping_operands(i: InstructionValue) -> Vec<u32> {
+    let has_body = |f: FunctionValue| !f.as_global_value().is_declaration();
     match opcode(i) {
         Some(LLVMOpcode::LLVMCall) if callee(i).is_some_and(has_body) => {
-            (0..unsafe { CallSiteValue::new(i) }.count_arguments()).collect()
+            let call = CallSiteValue::try_from(i).expect("a call");
+            (0..call.count_arguments()).collect()
         }
         Some(LLVMOpcode::LLVMStore) => vec![0],
-        Some(LLVMOpcode::LLVMRet)
-            if unsafe { InstructionValue::new(i) }.get_num_operands() == 1 =>
-        {
-            vec![0]
-        }
+        Some(LLVMOpcode::LLVMRet) if i.get_num_operands() == 1 => vec![0],
         _ => Vec::new(),
     }
 }
 
 /// Tags the escaping generic pointers to `__shared__` arrays in `functions` and defines
 /// the bounds functions; returns how many arrays got an index.
-pub fn instrument(ir: &Ir, functions: &[LLVMValueRef]) -> usize {
-    let mut objects: Vec<(LLVMValueRef, u64)> = Vec::new();
+pub fn instrument<'ctx>(ir: &Ir<'ctx>, functions: &[FunctionValue<'ctx>]) -> usize {
+    let mut objects: Vec<(GlobalValue, u64)> = Vec::new();
     for &f in functions {
         for i in instructions(f) {
             for op in escaping_operands(i) {
-                let v = operand(i, op);
+                // Only generic pointers can carry the tag bits.
+                let Some(BasicValueEnum::PointerValue(v)) = operand(i, op) else {
+                    continue;
+                };
                 if addr_space(v) != Some(AS_GENERIC) {
-                    continue; // only generic pointers can carry the tag bits
+                    continue;
                 }
-                let root = root_of(v);
-                let Some(size) = shared_array(ir, root) else {
+                let Some((root, size)) = shared_array(ir, root_of(v.into())) else {
                     continue;
                 };
                 let index = match objects.iter().position(|&(g, _)| g == root) {
@@ -81,12 +73,9 @@ pub fn instrument(ir: &Ir, functions: &[LLVMValueRef]) -> usize {
                 };
                 ir.at(i);
                 let bits = ir.c64(shared_tag_bits(index as u32));
-                let tagged = unsafe { IntValue::new(ir.or(ir.to_int(v), bits)) };
-                let ty = unsafe { PointerValue::new(v) }.get_type();
-                let p =
-                    ir.b.build_int_to_ptr(tagged, ty, "cusafe.shared")
-                        .expect("positioned");
-                let set = unsafe { InstructionValue::new(i) }.set_operand(op, p);
+                let tagged = ir.or(ir.to_int(v), bits);
+                let p = ir.b.build_int_to_ptr(tagged, v.get_type(), "cusafe.shared");
+                let set = i.set_operand(op, p.expect("positioned"));
                 debug_assert!(set, "an operand of the instruction");
             }
         }
@@ -96,9 +85,9 @@ pub fn instrument(ir: &Ir, functions: &[LLVMValueRef]) -> usize {
 }
 
 /// Defines `START_FN(i32) -> i64` (generic address) and `SIZE_FN(i32) -> i64`.
-fn define_bounds(ir: &Ir, objects: &[(LLVMValueRef, u64)]) {
-    let start_of = |g: LLVMValueRef| {
-        let g = unsafe { GlobalValue::new(g) }.as_pointer_value();
+fn define_bounds<'ctx>(ir: &Ir<'ctx>, objects: &[(GlobalValue<'ctx>, u64)]) {
+    let start_of = |g: GlobalValue<'ctx>| {
+        let g = g.as_pointer_value();
         g.const_address_space_cast(ir.ptr).const_to_int(ir.i64)
     };
     define_switch(

@@ -6,14 +6,13 @@ use crate::ir::{name, space, Ir, AS_GLOBAL};
 use crate::sys::debug_chain;
 use cusafe_format::report::{encode_loc, SITE_LOC_OFFSET};
 use inkwell::module::Linkage;
-use inkwell::values::{AsValueRef, BasicValueEnum, GlobalValue, InstructionValue};
-use llvm_sys::prelude::*;
+use inkwell::values::{BasicValueEnum, FunctionValue, GlobalValue, InstructionValue, PointerValue};
 use std::collections::HashMap;
 
 /// Creates and de-duplicates site globals for one module.
 #[derive(Default)]
-pub struct Sites {
-    texts: HashMap<String, LLVMValueRef>,
+pub struct Sites<'ctx> {
+    texts: HashMap<String, PointerValue<'ctx>>,
     count: u32,
 }
 
@@ -33,8 +32,8 @@ fn is_system_header(file: &str) -> bool {
 /// Source position of an instruction: the innermost debug location that is not in a
 /// compiler or CUDA header (`atomicAdd` is inlined from clang's wrappers; the report
 /// should name the user's line that called it).
-pub fn source_pos(inst: LLVMValueRef) -> (String, u32, u32) {
-    let Some(loc) = unsafe { InstructionValue::new(inst) }.get_debug_location() else {
+pub fn source_pos(inst: InstructionValue) -> (String, u32, u32) {
+    let Some(loc) = inst.get_debug_location() else {
         return (
             "<unknown: compile with -g or -gline-tables-only>".into(),
             0,
@@ -52,16 +51,16 @@ pub fn source_pos(inst: LLVMValueRef) -> (String, u32, u32) {
     unreachable!("a location's chain holds the location")
 }
 
-impl Sites {
+impl<'ctx> Sites<'ctx> {
     /// The generic-address-space pointer to the site text for `inst` in `func`
     /// (`object`: the name of the object an object check is about, else empty).
     pub fn text(
         &mut self,
-        ir: &Ir,
-        func: LLVMValueRef,
-        inst: LLVMValueRef,
+        ir: &Ir<'ctx>,
+        func: FunctionValue,
+        inst: InstructionValue,
         object: &str,
-    ) -> LLVMValueRef {
+    ) -> PointerValue<'ctx> {
         let (file, line, col) = source_pos(inst);
         let text = encode_loc(&name(func), &file, line, col, object);
         if let Some(&g) = self.texts.get(&text) {
@@ -83,10 +82,15 @@ impl Sites {
 
     /// A fresh site for one check (generic pointer): `{ state = 0, flags, text }`
     /// (`format::report::SITE_*`, device-rt's `struct site`).
-    pub fn site(&mut self, ir: &Ir, flags: u32, text: LLVMValueRef) -> LLVMValueRef {
+    pub fn site(
+        &mut self,
+        ir: &Ir<'ctx>,
+        flags: u32,
+        text: PointerValue<'ctx>,
+    ) -> PointerValue<'ctx> {
         let name = format!("__cusafe_site.{}", self.count);
         self.count += 1;
-        let fields = [ir.c32(0), ir.c32(flags), text].map(|v| unsafe { BasicValueEnum::new(v) });
+        let fields: [BasicValueEnum; 3] = [ir.c32(0).into(), ir.c32(flags).into(), text.into()];
         let init = ir.ctx.const_struct(&fields, false);
         let g = global(ir, init.into(), &name);
         g.set_linkage(Linkage::Internal);
@@ -109,8 +113,6 @@ fn global<'ctx>(ir: &Ir<'ctx>, init: BasicValueEnum<'ctx>, name: &str) -> Global
 }
 
 /// `g` cast to a generic pointer (a constant expression).
-fn generic(ir: &Ir, g: GlobalValue) -> LLVMValueRef {
-    g.as_pointer_value()
-        .const_address_space_cast(ir.ptr)
-        .as_value_ref()
+fn generic<'ctx>(ir: &Ir<'ctx>, g: GlobalValue<'ctx>) -> PointerValue<'ctx> {
+    g.as_pointer_value().const_address_space_cast(ir.ptr)
 }

@@ -6,18 +6,17 @@ use std::collections::HashMap;
 
 use crate::ir::{callee, instructions, is_intrinsic};
 use crate::sys::calls_inline_asm;
-use inkwell::values::{InstructionOpcode, InstructionValue};
-use llvm_sys::prelude::LLVMValueRef;
+use inkwell::values::{FunctionValue, InstructionOpcode};
 
 /// Whether `functions` (the module's defined functions) recurse, directly or through
 /// others, or call through a pointer.
-pub fn dynamic(functions: &[LLVMValueRef]) -> bool {
-    let index: HashMap<LLVMValueRef, usize> =
+pub fn dynamic(functions: &[FunctionValue]) -> bool {
+    let index: HashMap<FunctionValue, usize> =
         functions.iter().enumerate().map(|(i, &f)| (f, i)).collect();
     let mut calls = vec![Vec::new(); functions.len()];
     for (i, &f) in functions.iter().enumerate() {
         for inst in instructions(f) {
-            if unsafe { InstructionValue::new(inst) }.get_opcode() != InstructionOpcode::Call {
+            if inst.get_opcode() != InstructionOpcode::Call {
                 continue;
             }
             match callee(inst) {

@@ -18,58 +18,61 @@ use crate::ir::{
 use crate::sys::calls_inline_asm;
 use cusafe_format::pseudo::REAL_MASK;
 use inkwell::values::{
-    AsValueRef, BasicValueEnum, CallSiteValue, FunctionValue, InstructionOpcode, InstructionValue,
-    IntValue, PointerValue,
+    BasicValueEnum, CallSiteValue, FunctionValue, InstructionOpcode, InstructionValue, PointerValue,
 };
-use llvm_sys::prelude::*;
 use llvm_sys::LLVMOpcode;
 use std::collections::HashMap;
 
 /// `p` with bits 47..63 cleared, as `inttoptr(ptrtoint(p) & REAL_MASK)` at the builder.
-fn masked(ir: &Ir, p: LLVMValueRef) -> LLVMValueRef {
-    let bits = unsafe { IntValue::new(ir.and(ir.to_int(p), ir.c64(REAL_MASK))) };
-    let ty = unsafe { PointerValue::new(p) }.get_type();
-    let r = ir.b.build_int_to_ptr(bits, ty, "cusafe.strip");
-    r.expect("positioned").as_value_ref()
+fn masked<'ctx>(ir: &Ir<'ctx>, p: PointerValue<'ctx>) -> PointerValue<'ctx> {
+    let bits = ir.and(ir.to_int(p), ir.c64(REAL_MASK));
+    let r = ir.b.build_int_to_ptr(bits, p.get_type(), "cusafe.strip");
+    r.expect("positioned")
 }
 
 /// Points operand `idx` of instruction `inst` at `v`.
-fn set_operand(inst: LLVMValueRef, idx: u32, v: LLVMValueRef) {
-    let inst = unsafe { InstructionValue::new(inst) };
-    let set = inst.set_operand(idx, unsafe { BasicValueEnum::new(v) });
+fn set_operand<'ctx>(inst: InstructionValue<'ctx>, idx: u32, v: PointerValue<'ctx>) {
+    let set = inst.set_operand(idx, v);
     debug_assert!(set, "an operand of the instruction");
 }
 
 /// Stripped roots of one function, made on first use.
 #[derive(Default)]
-pub struct Roots {
-    stripped: HashMap<LLVMValueRef, LLVMValueRef>,
+pub struct Roots<'ctx> {
+    stripped: HashMap<PointerValue<'ctx>, PointerValue<'ctx>>,
 }
 
-impl Roots {
+impl<'ctx> Roots<'ctx> {
     /// `root` minus its tag bits, as `gep i8, root, -(root & ~REAL_MASK)` placed right
     /// after `root` is defined (so it dominates every use of `root`).
-    fn of(&mut self, ir: &Ir, func: LLVMValueRef, root: LLVMValueRef) -> LLVMValueRef {
+    fn of(
+        &mut self,
+        ir: &Ir<'ctx>,
+        func: FunctionValue<'ctx>,
+        root: PointerValue<'ctx>,
+    ) -> PointerValue<'ctx> {
         if let Some(&s) = self.stripped.get(&root) {
             return s;
         }
-        let f = unsafe { FunctionValue::new(func) }.expect("a function");
-        let at = if f.get_param_iter().any(|p| p.as_value_ref() == root) {
-            let entry = f.get_first_basic_block().expect("a body");
+        let at = if func
+            .get_param_iter()
+            .any(|p| p == BasicValueEnum::from(root))
+        {
+            let entry = func.get_first_basic_block().expect("a body");
             entry.get_first_instruction().expect("a terminator")
         } else {
-            let mut i = unsafe { InstructionValue::new(root) }.get_next_instruction();
+            let def = root.as_instruction().expect("a root that is no argument");
+            let mut i = def.get_next_instruction();
             while let Some(phi) = i.filter(|i| i.get_opcode() == InstructionOpcode::Phi) {
                 i = phi.get_next_instruction();
             }
             i.expect("a terminator follows")
         };
-        ir.at(at.as_value_ref());
+        ir.at(at);
         let tags = ir.and(ir.to_int(root), ir.c64(!REAL_MASK));
-        let idx = unsafe { IntValue::new(ir.sub(ir.c64(0), tags)) };
-        let ptr = unsafe { PointerValue::new(root) };
-        let s = unsafe { ir.b.build_gep(ir.i8, ptr, &[idx], "cusafe.strip") };
-        let s = s.expect("positioned").as_value_ref();
+        let idx = ir.sub(ir.c64(0), tags);
+        let s = unsafe { ir.b.build_gep(ir.i8, root, &[idx], "cusafe.strip") };
+        let s = s.expect("positioned");
         self.stripped.insert(root, s);
         s
     }
@@ -78,48 +81,53 @@ impl Roots {
     /// inserting the copies before `before`.
     fn rebuild(
         &mut self,
-        ir: &Ir,
-        func: LLVMValueRef,
-        addr: LLVMValueRef,
-        root: LLVMValueRef,
-        before: LLVMValueRef,
-    ) -> LLVMValueRef {
+        ir: &Ir<'ctx>,
+        func: FunctionValue<'ctx>,
+        addr: PointerValue<'ctx>,
+        root: PointerValue<'ctx>,
+        before: InstructionValue<'ctx>,
+    ) -> PointerValue<'ctx> {
         if addr == root {
             return self.of(ir, func, root);
         }
-        let base = self.rebuild(ir, func, operand(addr, 0), root, before);
-        if opcode(addr).is_none() {
+        let inner = operand(addr, 0).expect("a GEP's or cast's pointer");
+        let base = self.rebuild(ir, func, inner.into_pointer_value(), root, before);
+        let Some(def) = addr.as_instruction() else {
             // A constant expression cannot sit on a non-constant root; keep the mask.
             ir.at(before);
             return masked(ir, addr);
-        }
-        let copy = unsafe { InstructionValue::new(addr) }.explicit_clone();
-        set_operand(copy.as_value_ref(), 0, base);
+        };
+        let copy = def.explicit_clone();
+        set_operand(copy, 0, base);
         ir.at(before);
         ir.b.insert_instruction(&copy, None);
-        copy.as_value_ref()
+        crate::sys::value(copy)
+            .expect("a pointer")
+            .into_pointer_value()
     }
 
     /// Points operand `idx` of `inst` (an address derived from `root`) at the rebuilt,
     /// stripped address.
     pub fn strip_access(
         &mut self,
-        ir: &Ir,
-        func: LLVMValueRef,
-        inst: LLVMValueRef,
+        ir: &Ir<'ctx>,
+        func: FunctionValue<'ctx>,
+        inst: InstructionValue<'ctx>,
         idx: u32,
-        root: LLVMValueRef,
+        root: PointerValue<'ctx>,
     ) {
-        let addr = operand(inst, idx);
-        debug_assert_eq!(root_of(addr), root);
+        let addr = operand(inst, idx).expect("an address").into_pointer_value();
+        debug_assert_eq!(root_of(addr.into()), BasicValueEnum::from(root));
         let s = self.rebuild(ir, func, addr, root, inst);
         set_operand(inst, idx, s);
     }
 }
 
 /// Replaces operand `idx` of `inst` with its masked value (inserted before `inst`).
-fn strip_operand(ir: &Ir, inst: LLVMValueRef, idx: u32) {
-    let p = operand(inst, idx);
+fn strip_operand<'ctx>(ir: &Ir<'ctx>, inst: InstructionValue<'ctx>, idx: u32) {
+    let Some(BasicValueEnum::PointerValue(p)) = operand(inst, idx) else {
+        return;
+    };
     if matches!(addr_space(p), Some(AS_GENERIC | AS_GLOBAL)) {
         ir.at(inst);
         let m = masked(ir, p);
@@ -127,7 +135,7 @@ fn strip_operand(ir: &Ir, inst: LLVMValueRef, idx: u32) {
     }
 }
 
-fn is_mem_intrinsic(f: LLVMValueRef) -> bool {
+fn is_mem_intrinsic(f: FunctionValue) -> bool {
     let n = name(f);
     [
         "llvm.memcpy",
@@ -142,11 +150,8 @@ fn is_mem_intrinsic(f: LLVMValueRef) -> bool {
 
 /// Whether call `i` leaves instrumented code (inline asm, a function without a body, an
 /// intrinsic other than the memory intrinsics).
-fn leaves_instrumented_code(i: LLVMValueRef) -> bool {
-    let is_declaration = |c: LLVMValueRef| {
-        let c = unsafe { FunctionValue::new(c) }.expect("a callee is a function");
-        c.as_global_value().is_declaration()
-    };
+fn leaves_instrumented_code(i: InstructionValue) -> bool {
+    let is_declaration = |c: FunctionValue| c.as_global_value().is_declaration();
     calls_inline_asm(i)
         || callee(i).is_some_and(|c| {
             (is_intrinsic(c) && !is_mem_intrinsic(c)) || (!is_intrinsic(c) && is_declaration(c))
@@ -154,29 +159,35 @@ fn leaves_instrumented_code(i: LLVMValueRef) -> bool {
 }
 
 /// The number of arguments of call `i`.
-fn arg_count(i: LLVMValueRef) -> u32 {
-    unsafe { CallSiteValue::new(i) }.count_arguments()
+fn arg_count(i: InstructionValue) -> u32 {
+    CallSiteValue::try_from(i)
+        .expect("a call")
+        .count_arguments()
 }
 
 /// Strips pointer operands that leave instrumented code in function `f`: arguments of
 /// calls that leave it, and pointers stored into buffers handed to such calls (printf's
 /// argument buffer holds the `%s` and `%p` pointers vprintf will read).
-pub fn strip_exits(ir: &Ir, f: LLVMValueRef) {
+pub fn strip_exits<'ctx>(ir: &Ir<'ctx>, f: FunctionValue<'ctx>) {
     let insts = instructions(f);
     let mut handed_out = Vec::new();
     for &i in &insts {
         if opcode(i) == Some(LLVMOpcode::LLVMCall) && leaves_instrumented_code(i) {
             for a in 0..arg_count(i) {
-                let root = root_of(operand(i, a));
-                if opcode(root) == Some(LLVMOpcode::LLVMAlloca) {
+                let root = operand(i, a).map(root_of);
+                if let Some(root) = root.filter(|&r| opcode(r) == Some(LLVMOpcode::LLVMAlloca)) {
                     handed_out.push(root);
                 }
             }
         }
     }
     for &i in &insts {
-        if opcode(i) == Some(LLVMOpcode::LLVMStore) && handed_out.contains(&root_of(operand(i, 1)))
-        {
+        let handed = || {
+            operand(i, 1)
+                .map(root_of)
+                .is_some_and(|r| handed_out.contains(&r))
+        };
+        if opcode(i) == Some(LLVMOpcode::LLVMStore) && handed() {
             strip_operand(ir, i, 0);
         }
     }
@@ -191,7 +202,7 @@ pub fn strip_exits(ir: &Ir, f: LLVMValueRef) {
             // so no rebuilt chain strips them. (Casts to global are left alone: accesses
             // through them rebuild the chain from the root, keeping its bounds.)
             Some(LLVMOpcode::LLVMAddrSpaceCast)
-                if addr_space(operand(i, 0)) == Some(AS_GENERIC)
+                if operand(i, 0).and_then(addr_space) == Some(AS_GENERIC)
                     && !matches!(addr_space(i), Some(AS_GENERIC | AS_GLOBAL)) =>
             {
                 strip_operand(ir, i, 0)

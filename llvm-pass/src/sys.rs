@@ -2,6 +2,11 @@
 //! inkwell 0.11 does not expose in the form the pass needs, with the reason beside it.
 //! Everything else in the pass reaches LLVM through inkwell (`crate::ir`).
 
+use inkwell::basic_block::BasicBlock;
+use inkwell::types::BasicTypeEnum;
+use inkwell::values::{
+    AsValueRef, BasicValueEnum, FunctionValue, GlobalValue, InstructionValue, MetadataValue,
+};
 use llvm_sys::core::*;
 use llvm_sys::prelude::*;
 use llvm_sys::target::LLVMGetModuleDataLayout;
@@ -24,7 +29,8 @@ pub unsafe fn module_data_layout(module: LLVMModuleRef) -> llvm_sys::target::LLV
 /// inkwell reaches an instruction's opcode only through `InstructionValue`, and turning an
 /// arbitrary value into one goes through `AnyValueEnum::new`, which panics on the label,
 /// token and metadata values that operands can be.
-pub fn opcode(v: LLVMValueRef) -> Option<LLVMOpcode> {
+pub fn opcode(v: impl AsValueRef) -> Option<LLVMOpcode> {
+    let v = v.as_value_ref();
     unsafe {
         if LLVMIsAInstruction(v).is_null() {
             None
@@ -34,22 +40,65 @@ pub fn opcode(v: LLVMValueRef) -> Option<LLVMOpcode> {
     }
 }
 
-/// Operand `i` of `v`.
+/// Operand `i` of `v` if it is a first-class value (not a label, token or metadata).
 ///
 /// inkwell reads operands only of instructions (`InstructionValue::get_operand`), not of
-/// other users such as constant expressions, and wraps them in an `Either` of value or
-/// block.
-pub fn operand(v: LLVMValueRef, i: u32) -> LLVMValueRef {
-    unsafe { LLVMGetOperand(v, i) }
+/// other users such as constant expressions, wraps them in an `Either` of value or
+/// block, and panics on token and metadata operands (`BasicValueEnum::new`).
+/// `None` too when `v` has no operand `i`.
+pub fn operand<'ctx>(v: impl AsValueRef, i: u32) -> Option<BasicValueEnum<'ctx>> {
+    let v = v.as_value_ref();
+    unsafe {
+        let n = u32::try_from(LLVMGetNumOperands(v)).expect("an operand count is not negative");
+        (i < n).then(|| basic(LLVMGetOperand(v, i))).flatten()
+    }
+}
+
+/// `v` (an instruction, say) as a first-class value, `None` if its type is not
+/// first-class (void, label, token, metadata).
+///
+/// inkwell turns an instruction into a typed value through `AnyValueEnum::new`, which
+/// panics on token-typed values.
+pub fn value<'ctx>(v: impl AsValueRef) -> Option<BasicValueEnum<'ctx>> {
+    unsafe { basic(v.as_value_ref()) }
+}
+
+/// `v` as an inkwell value if its type is first-class (what `BasicValueEnum::new`
+/// takes without panicking).
+///
+/// # Safety
+/// `v` must be a valid value (or null: `None`).
+unsafe fn basic<'ctx>(v: LLVMValueRef) -> Option<BasicValueEnum<'ctx>> {
+    use LLVMTypeKind::*;
+    if v.is_null() {
+        return None;
+    }
+    let first_class = matches!(
+        unsafe { LLVMGetTypeKind(LLVMTypeOf(v)) },
+        LLVMHalfTypeKind
+            | LLVMBFloatTypeKind
+            | LLVMFloatTypeKind
+            | LLVMDoubleTypeKind
+            | LLVMX86_FP80TypeKind
+            | LLVMFP128TypeKind
+            | LLVMPPC_FP128TypeKind
+            | LLVMIntegerTypeKind
+            | LLVMPointerTypeKind
+            | LLVMStructTypeKind
+            | LLVMArrayTypeKind
+            | LLVMVectorTypeKind
+            | LLVMScalableVectorTypeKind
+    );
+    first_class.then(|| unsafe { BasicValueEnum::new(v) })
 }
 
 /// Address space of pointer-typed `v` (None if `v` is not a pointer).
 ///
 /// inkwell's value-to-type path (`AnyValueEnum::new(..).get_type()`) panics on label,
 /// token and metadata values, which this query may be given.
-pub fn addr_space(v: LLVMValueRef) -> Option<u32> {
+pub fn addr_space(v: impl AsValueRef) -> Option<u32> {
     unsafe {
-        let ty = LLVMTypeOf(v);
+        let ty = LLVMTypeOf(v.as_value_ref());
         if LLVMGetTypeKind(ty) == LLVMTypeKind::LLVMPointerTypeKind {
             Some(LLVMGetPointerAddressSpace(ty))
         } else {
@@ -62,10 +111,10 @@ pub fn addr_space(v: LLVMValueRef) -> Option<u32> {
 ///
 /// inkwell names only typed values (`BasicValue::get_name`, `FunctionValue::get_name`),
 /// reached through `AnyValueEnum::new`, which panics on some values this is given.
-pub fn name(v: LLVMValueRef) -> String {
+pub fn name(v: impl AsValueRef) -> String {
     unsafe {
         let mut len = 0usize;
-        let p = LLVMGetValueName2(v, &mut len);
+        let p = LLVMGetValueName2(v.as_value_ref(), &mut len);
         if p.is_null() {
             return String::new();
         }
@@ -77,27 +126,35 @@ pub fn name(v: LLVMValueRef) -> String {
 ///
 /// inkwell's `CallSiteValue::get_called_fn_value` also drops a callee whose type differs
 /// from the call's function type; the pass must see such callees as before.
-pub fn callee(call: LLVMValueRef) -> Option<LLVMValueRef> {
+pub fn callee(call: InstructionValue<'_>) -> Option<FunctionValue<'_>> {
     unsafe {
-        let f = LLVMGetCalledValue(call);
-        (!f.is_null() && !LLVMIsAFunction(f).is_null()).then_some(f)
+        let f = LLVMGetCalledValue(call.as_value_ref());
+        if f.is_null() || LLVMIsAFunction(f).is_null() {
+            return None;
+        }
+        FunctionValue::new(f)
     }
 }
 
-/// All (user, operand index) pairs through which `v` is used.
+/// All (instruction, operand index) pairs through which `v` is used (users that are
+/// constants left out: an instruction has no others).
 ///
 /// inkwell walks uses (`BasicValueUse`), but gives the user as an `AnyValueEnum` (which
-/// panics on some users) and cannot read operands of users that are not instructions.
-pub fn uses(v: LLVMValueRef) -> Vec<(LLVMValueRef, u32)> {
+/// panics on some users) and no operand index.
+pub fn uses<'ctx>(v: impl AsValueRef) -> Vec<(InstructionValue<'ctx>, u32)> {
+    let v = v.as_value_ref();
     let mut out = Vec::new();
     unsafe {
         let mut u = LLVMGetFirstUse(v);
         while !u.is_null() {
             let user = LLVMGetUser(u);
-            let n = LLVMGetNumOperands(user);
-            for i in 0..n as u32 {
-                if LLVMGetOperand(user, i) == v && !out.contains(&(user, i)) {
-                    out.push((user, i));
+            if !LLVMIsAInstruction(user).is_null() {
+                let n = LLVMGetNumOperands(user);
+                for i in 0..n as u32 {
+                    let pair = (InstructionValue::new(user), i);
+                    if LLVMGetOperand(user, i) == v && !out.contains(&pair) {
+                        out.push(pair);
+                    }
                 }
             }
             u = LLVMGetNextUse(u);
@@ -106,24 +163,36 @@ pub fn uses(v: LLVMValueRef) -> Vec<(LLVMValueRef, u32)> {
     out
 }
 
-/// The operands of metadata node `node` (null where an operand is null).
+/// The function named by the first operand of metadata node `node` (if it names one)
+/// and the bytes of its second (if it is a metadata string): an `!nvvm.annotations`
+/// entry such as `!{ptr @k, !"kernel", i32 1}`. `None` when it has fewer than two
+/// operands.
 ///
 /// inkwell's `MetadataValue::get_node_values` wraps each operand with
 /// `BasicMetadataValueEnum::new`, which crashes on the null operands that
-/// `!nvvm.annotations` entries such as `!{null, !"align", i32 8}` carry.
-pub fn md_node_operands(node: LLVMValueRef) -> Vec<LLVMValueRef> {
+/// `!nvvm.annotations` entries such as `!{null, !"align", i32 8}` carry, and its
+/// `MetadataValue::new` asserts that the value is a node or a string, so it cannot be
+/// used to ask whether an arbitrary operand is one.
+pub fn annotation<'ctx>(
+    node: MetadataValue<'ctx>,
+) -> Option<(Option<FunctionValue<'ctx>>, Option<Vec<u8>>)> {
+    let node = node.as_value_ref();
     unsafe {
-        let mut ops = vec![std::ptr::null_mut(); LLVMGetMDNodeNumOperands(node) as usize];
+        let n = LLVMGetMDNodeNumOperands(node) as usize;
+        if n < 2 {
+            return None;
+        }
+        let mut ops = vec![std::ptr::null_mut(); n];
         LLVMGetMDNodeOperands(node, ops.as_mut_ptr());
-        ops
+        Some((FunctionValue::new(ops[0]), md_string(ops[1])))
     }
 }
 
 /// The bytes of `v` if it is a metadata string.
 ///
-/// inkwell's `MetadataValue::new` asserts that the value is a node or a string, so it
-/// cannot be used to ask whether an arbitrary operand is one.
-pub fn md_string(v: LLVMValueRef) -> Option<Vec<u8>> {
+/// # Safety
+/// `v` must be a valid value or null.
+unsafe fn md_string(v: LLVMValueRef) -> Option<Vec<u8>> {
     unsafe {
         if v.is_null() || LLVMIsAMDString(v).is_null() {
             return None;
@@ -137,8 +206,8 @@ pub fn md_string(v: LLVMValueRef) -> Option<Vec<u8>> {
 /// Whether call instruction `call` calls inline assembly.
 ///
 /// inkwell has no inline-assembly value kind nor an `LLVMIsAInlineAsm` query.
-pub fn calls_inline_asm(call: LLVMValueRef) -> bool {
-    unsafe { !LLVMIsAInlineAsm(LLVMGetCalledValue(call)).is_null() }
+pub fn calls_inline_asm(call: InstructionValue) -> bool {
+    unsafe { !LLVMIsAInlineAsm(LLVMGetCalledValue(call.as_value_ref())).is_null() }
 }
 
 /// Where debug location `loc` is: its file name (None where its scope has no file or the
@@ -189,12 +258,13 @@ pub fn link_modules<'ctx>(
     unsafe { llvm_sys::linker::LLVMLinkModules2(dest.as_mut_ptr(), src.as_mut_ptr()) != 0 }
 }
 
-/// Whether `v` is a global variable.
+/// `v` as a global variable, if it is one.
 ///
 /// inkwell has no such query: its `GlobalValue` stands for functions, aliases and
 /// variables alike and is made from a raw value without any check.
-pub fn is_global_variable(v: LLVMValueRef) -> bool {
-    unsafe { !LLVMIsAGlobalVariable(v).is_null() }
+pub fn global_variable<'ctx>(v: impl AsValueRef) -> Option<GlobalValue<'ctx>> {
+    let v = v.as_value_ref();
+    unsafe { (!LLVMIsAGlobalVariable(v).is_null()).then(|| GlobalValue::new(v)) }
 }
 
 /// The successors of terminator `term`, in LLVM's successor order.
@@ -203,10 +273,11 @@ pub fn is_global_variable(v: LLVMValueRef) -> bool {
 /// terminator's blocks are reachable only as its operands, which for a conditional `br`
 /// come in reverse order (false, then true) and for `switch` interleaved with the case
 /// values; the pass's block order (and so its output) follows successor order.
-pub fn successors(term: LLVMValueRef) -> Vec<LLVMBasicBlockRef> {
+pub fn successors(term: InstructionValue<'_>) -> Vec<BasicBlock<'_>> {
+    let term = term.as_value_ref();
     unsafe {
         (0..LLVMGetNumSuccessors(term))
-            .map(|i| LLVMGetSuccessor(term, i))
+            .map(|i| BasicBlock::new(LLVMGetSuccessor(term, i)).expect("a successor"))
             .collect()
     }
 }
@@ -215,8 +286,9 @@ pub fn successors(term: LLVMValueRef) -> Vec<LLVMBasicBlockRef> {
 ///
 /// inkwell counts operands only of instructions (`InstructionValue::get_num_operands`);
 /// the pass also walks constant-expression GEPs and casts.
-pub fn num_operands(v: LLVMValueRef) -> u32 {
-    u32::try_from(unsafe { LLVMGetNumOperands(v) }).expect("an operand count is not negative")
+pub fn num_operands(v: impl AsValueRef) -> u32 {
+    let n = unsafe { LLVMGetNumOperands(v.as_value_ref()) };
+    u32::try_from(n).expect("an operand count is not negative")
 }
 
 /// The source element type of GEP `gep`, an instruction or a constant expression.
@@ -224,8 +296,8 @@ pub fn num_operands(v: LLVMValueRef) -> u32 {
 /// inkwell's `InstructionValue::get_gep_source_element_type` checks the opcode with
 /// `LLVMGetInstructionOpcode`, which is no GEP for a constant-expression GEP (those
 /// address globals, `__shared__` arrays among them).
-pub fn gep_source_type(gep: LLVMValueRef) -> LLVMTypeRef {
-    unsafe { LLVMGetGEPSourceElementType(gep) }
+pub fn gep_source_type<'ctx>(gep: impl AsValueRef) -> BasicTypeEnum<'ctx> {
+    unsafe { BasicTypeEnum::new(LLVMGetGEPSourceElementType(gep.as_value_ref())) }
 }
 
 /// The function whose parameter `v` is, if `v` is a parameter.
@@ -233,8 +305,14 @@ pub fn gep_source_type(gep: LLVMValueRef) -> LLVMTypeRef {
 /// inkwell has no argument value kind, no `LLVMIsAArgument` query and no
 /// `LLVMGetParamParent`: a parameter is a plain `BasicValueEnum`, found only by
 /// searching the parameters of a function already at hand.
-pub fn param_parent(v: LLVMValueRef) -> Option<LLVMValueRef> {
-    unsafe { (!LLVMIsAArgument(v).is_null()).then(|| LLVMGetParamParent(v)) }
+pub fn param_parent<'ctx>(v: impl AsValueRef) -> Option<FunctionValue<'ctx>> {
+    let v = v.as_value_ref();
+    unsafe {
+        if LLVMIsAArgument(v).is_null() {
+            return None;
+        }
+        FunctionValue::new(LLVMGetParamParent(v))
+    }
 }
 
 /// The opcode of `v` if it is a constant expression.
@@ -242,17 +320,7 @@ pub fn param_parent(v: LLVMValueRef) -> Option<LLVMValueRef> {
 /// inkwell has no constant-expression value kind and no `LLVMGetConstOpcode`: its
 /// opcodes are those of instructions (`InstructionValue::get_opcode`), while GEPs and
 /// casts of globals (`__shared__` arrays among them) are constant expressions.
-pub fn const_opcode(v: LLVMValueRef) -> Option<LLVMOpcode> {
+pub fn const_opcode(v: impl AsValueRef) -> Option<LLVMOpcode> {
+    let v = v.as_value_ref();
     unsafe { (!LLVMIsAConstantExpr(v).is_null()).then(|| LLVMGetConstOpcode(v)) }
-}
-
-/// The bit width of `v`'s type if it is an integer type.
-///
-/// inkwell's value-to-type path (`AnyValueEnum::new(..).get_type()`) panics on label,
-/// token and metadata values, which this query may be given.
-pub fn int_width(v: LLVMValueRef) -> Option<u32> {
-    unsafe {
-        let ty = LLVMTypeOf(v);
-        (LLVMGetTypeKind(ty) == LLVMTypeKind::LLVMIntegerTypeKind).then(|| LLVMGetIntTypeWidth(ty))
-    }
 }

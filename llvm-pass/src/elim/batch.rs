@@ -23,7 +23,7 @@ use super::join::{available, call_between};
 use super::plan::{Anchor, Batch, CheckPlan, Plan, RangeId, Unit};
 use crate::collect::{Access, Len};
 use crate::dom::Cfg;
-use llvm_sys::prelude::*;
+use inkwell::values::BasicValueEnum;
 
 /// Most checks one batch takes: every member's address is live from the batch's branch
 /// to its access.
@@ -31,7 +31,7 @@ const MAX_UNITS: usize = 16;
 
 /// Forms the batches of a planned function (see the module doc): units get
 /// `CheckPlan::Batched`, anchors built after a batch's first access move to it.
-pub fn form(cfg: &Cfg, accesses: &[Access], plan: &mut Plan) {
+pub fn form<'ctx>(cfg: &Cfg<'ctx>, accesses: &[Access<'ctx>], plan: &mut Plan<'ctx>) {
     let mut batch: Vec<Unit> = Vec::new();
     let order = plan.order.clone();
     for &i in &order {
@@ -49,7 +49,7 @@ pub fn form(cfg: &Cfg, accesses: &[Access], plan: &mut Plan) {
             let joins = batch.first().is_some_and(|first| {
                 let leader = first.id.inst(accesses);
                 batch.len() < MAX_UNITS
-                    && crate::ir::inst(leader).get_parent() == crate::ir::inst(inst).get_parent()
+                    && leader.get_parent() == inst.get_parent()
                     && !call_between(leader, inst)
                     && needs(accesses, plan, unit)
                         .iter()
@@ -65,7 +65,12 @@ pub fn form(cfg: &Cfg, accesses: &[Access], plan: &mut Plan) {
 }
 
 /// Records a finished batch (of two or more checks) in the plan.
-fn close(batch: &mut Vec<Unit>, cfg: &Cfg, accesses: &[Access], plan: &mut Plan) {
+fn close<'ctx>(
+    batch: &mut Vec<Unit<'ctx>>,
+    cfg: &Cfg<'ctx>,
+    accesses: &[Access<'ctx>],
+    plan: &mut Plan<'ctx>,
+) {
     if batch.len() < 2 {
         batch.clear();
         return;
@@ -99,7 +104,7 @@ fn close(batch: &mut Vec<Unit>, cfg: &Cfg, accesses: &[Access], plan: &mut Plan)
     });
 }
 
-fn set_anchor(p: &mut CheckPlan, from: Anchor, to: Anchor) {
+fn set_anchor<'ctx>(p: &mut CheckPlan<'ctx>, from: Anchor<'ctx>, to: Anchor<'ctx>) {
     match p {
         CheckPlan::Check(Some(a)) | CheckPlan::Leader(Some(a), _) if *a == from => *a = to,
         _ => {}
@@ -107,15 +112,19 @@ fn set_anchor(p: &mut CheckPlan, from: Anchor, to: Anchor) {
 }
 
 /// The values the compare of `unit` is built from.
-pub fn needs(accesses: &[Access], plan: &Plan, unit: Unit) -> Vec<LLVMValueRef> {
+pub fn needs<'ctx>(
+    accesses: &[Access<'ctx>],
+    plan: &Plan<'ctx>,
+    unit: Unit<'ctx>,
+) -> Vec<BasicValueEnum<'ctx>> {
     let r = unit.id.of(accesses);
-    let mut out = vec![r.root];
+    let mut out = vec![r.root.into()];
     match unit.plan {
         CheckPlan::Leader(_, g) => out.extend(plan.groups[g].leaves()),
-        _ => out.push(r.addr),
+        _ => out.push(r.addr.into()),
     }
     if let Len::Value(v) = r.len {
-        out.push(v);
+        out.push(v.into());
     }
     out
 }

@@ -3,23 +3,23 @@
 
 use crate::classify::may_be_pseudo;
 use crate::collect::{Access, Range, Target};
-use llvm_sys::prelude::*;
+use inkwell::values::{FunctionValue, PointerValue};
 
 /// What decides a check's cold path, module-wide.
 #[derive(Clone, Debug)]
-pub struct ColdPaths {
+pub struct ColdPaths<'ctx> {
     /// Whether the module makes pseudo-pointers (escaping locals or `__shared__` arrays).
     pub pseudo: bool,
     /// The module's kernels.
-    pub kernels: Vec<LLVMValueRef>,
+    pub kernels: Vec<FunctionValue<'ctx>>,
     /// A recover build: cold paths return and the access is skipped.
     pub recover: bool,
 }
 
-impl ColdPaths {
+impl ColdPaths<'_> {
     /// Whether the check of range `r` (its root before recover-mode phis: `root`) goes to
     /// `__cusafe_slow`, which finishes pseudo-pointer checks and may return "skip".
-    pub fn out_of_line(&self, r: &Range, root: LLVMValueRef) -> bool {
+    pub fn out_of_line(&self, r: &Range, root: PointerValue) -> bool {
         self.pseudo && matches!(r.target, Target::Heap) && may_be_pseudo(root, &self.kernels)
     }
 

@@ -30,20 +30,21 @@ use super::plan::{CheckPlan, Hull, Plan, RangeId, Shape};
 use crate::base::{decompose, Base, Index, Parts, Widen};
 use crate::collect::{Access, Len};
 use crate::dom::Cfg;
-use crate::ir::{inst, int, Ir};
+use crate::ir::Ir;
 use crate::remat::Remat;
-use llvm_sys::prelude::*;
+use inkwell::types::BasicTypeEnum;
+use inkwell::values::{IntValue, PointerValue};
 
 /// Most rows one hull takes (their indices' clones are live from the check on).
 const MAX_ROWS: usize = 9;
 
 /// A check that may join a hull: its base's pointer, element type, index, and the
 /// members' offsets around it.
-struct Row {
+struct Row<'ctx> {
     unit: RangeId,
-    ptr: LLVMValueRef,
-    elem: LLVMTypeRef,
-    x: LLVMValueRef,
+    ptr: PointerValue<'ctx>,
+    elem: BasicTypeEnum<'ctx>,
+    x: IntValue<'ctx>,
     lo: i64,
     hi: i64,
     wrap: Option<(i64, i64)>,
@@ -52,14 +53,16 @@ struct Row {
 }
 
 /// `base` as `(ptr, T, x)` when it is `gep T, ptr, sext x` with `x` of 32 bits or fewer.
-fn row_base(base: &Base) -> Option<(LLVMValueRef, LLVMTypeRef, LLVMValueRef)> {
+fn row_base<'ctx>(
+    base: &Base<'ctx>,
+) -> Option<(PointerValue<'ctx>, BasicTypeEnum<'ctx>, IntValue<'ctx>)> {
     let (elem, idx) = base.gep.as_ref()?;
     match &idx[..] {
         [Index {
             terms,
             ext: Widen::Sign(_),
         }] if terms.len() == 1 => {
-            let bits = int(terms[0]).get_type().get_bit_width();
+            let bits = terms[0].get_type().get_bit_width();
             (bits <= 32).then_some((base.ptr, *elem, terms[0]))
         }
         _ => None,
@@ -67,7 +70,12 @@ fn row_base(base: &Base) -> Option<(LLVMValueRef, LLVMTypeRef, LLVMValueRef)> {
 }
 
 /// The row a planned check is, if it can be one.
-fn row_of(ir: &Ir, accesses: &[Access], plan: &Plan, id: RangeId) -> Option<Row> {
+fn row_of<'ctx>(
+    ir: &Ir,
+    accesses: &[Access<'ctx>],
+    plan: &Plan<'ctx>,
+    id: RangeId,
+) -> Option<Row<'ctx>> {
     match plan.of(id) {
         CheckPlan::Leader(_, g) => {
             let group = &plan.groups[g];
@@ -119,7 +127,7 @@ fn row_of(ir: &Ir, accesses: &[Access], plan: &Plan, id: RangeId) -> Option<Row>
 }
 
 /// Forms the hulls of a planned function (see the module doc).
-pub fn form(ir: &Ir, cfg: &Cfg, accesses: &[Access], plan: &mut Plan) {
+pub fn form<'ctx>(ir: &Ir, cfg: &Cfg<'ctx>, accesses: &[Access<'ctx>], plan: &mut Plan<'ctx>) {
     let mut run: Vec<Row> = Vec::new();
     let order = plan.order.clone();
     for &i in &order {
@@ -136,12 +144,12 @@ pub fn form(ir: &Ir, cfg: &Cfg, accesses: &[Access], plan: &mut Plan) {
                 (Some(first), Some(row)) => {
                     let (a, b) = (&accesses[first.unit.access], &accesses[i]);
                     let (ra, rb) = (first.unit.of(accesses), id.of(accesses));
-                    let same_block = inst(a.inst).get_parent() == inst(b.inst).get_parent();
+                    let same_block = a.inst.get_parent() == b.inst.get_parent();
                     same_block
                         && ra.root == rb.root
                         && same_target(&ra.target, &rb.target)
                         && (first.ptr, first.elem) == (row.ptr, row.elem)
-                        && int(first.x).get_type() == int(row.x).get_type()
+                        && first.x.get_type() == row.x.get_type()
                         && !call_between(a.inst, b.inst)
                         && run.len() < MAX_ROWS
                 }
@@ -158,16 +166,21 @@ pub fn form(ir: &Ir, cfg: &Cfg, accesses: &[Access], plan: &mut Plan) {
 
 /// Makes one hull of `run` (rows of one index type) when it has two rows or more and
 /// every index and member address can be rebuilt before its first access.
-fn close(cfg: &Cfg, accesses: &[Access], plan: &mut Plan, run: Vec<Row>) {
+fn close<'ctx>(
+    cfg: &Cfg<'ctx>,
+    accesses: &[Access<'ctx>],
+    plan: &mut Plan<'ctx>,
+    run: Vec<Row<'ctx>>,
+) {
     if run.len() < 2 {
         return;
     }
     let leader = run[0].unit.inst(accesses);
-    let mut xs: Vec<LLVMValueRef> = run.iter().map(|r| r.x).collect();
+    let mut xs: Vec<IntValue> = run.iter().map(|r| r.x).collect();
     xs.dedup();
     let Some(xs) = xs
         .iter()
-        .map(|&x| Remat::plan(cfg, x, leader))
+        .map(|&x| Remat::plan(cfg, x.into(), leader))
         .collect::<Option<Vec<_>>>()
     else {
         return;
@@ -175,7 +188,7 @@ fn close(cfg: &Cfg, accesses: &[Access], plan: &mut Plan, run: Vec<Row>) {
     let members: Vec<RangeId> = run.iter().flat_map(|r| r.members.clone()).collect();
     let exact = members
         .iter()
-        .map(|&m| Remat::plan(cfg, m.of(accesses).addr, leader))
+        .map(|&m| Remat::plan(cfg, m.of(accesses).addr.into(), leader))
         .collect::<Option<Vec<_>>>();
     let Some(exact) = exact else { return };
     let wrap = run
@@ -183,7 +196,7 @@ fn close(cfg: &Cfg, accesses: &[Access], plan: &mut Plan, run: Vec<Row>) {
         .filter_map(|r| r.wrap)
         .reduce(|(a, b), (c, d)| (a.min(c), b.max(d)));
     // The guard's one compare needs the constants to span less than half the type.
-    let bits = int(run[0].x).get_type().get_bit_width();
+    let bits = run[0].x.get_type().get_bit_width();
     if wrap.is_some_and(|(lo, hi)| hi - lo >= 1 << (bits - 1)) {
         return;
     }

@@ -4,9 +4,8 @@
 
 use crate::collect::Target;
 use crate::dom::Cfg;
-use crate::ir::{callee, inst, is_intrinsic, opcode};
-use inkwell::values::AsValueRef;
-use llvm_sys::prelude::*;
+use crate::ir::{callee, is_intrinsic, opcode};
+use inkwell::values::{BasicValue, BasicValueEnum, FunctionValue, InstructionValue};
 use llvm_sys::LLVMOpcode;
 
 /// Whether two ranges check against the same kind of thing (the heap, or one object).
@@ -19,39 +18,43 @@ pub fn same_target(a: &Target, b: &Target) -> bool {
 }
 
 /// Whether a call of `f` may not return: anything but an intrinsic, or a trap.
-pub fn may_stop(f: LLVMValueRef) -> bool {
+pub fn may_stop(f: FunctionValue) -> bool {
     !is_intrinsic(f) || crate::ir::name(f).contains("trap")
 }
 
 /// Whether a call that may not return (anything but an intrinsic, or a trap) lies
 /// strictly between `from` and `to` (same block, `from` first).
-pub fn call_between(from: LLVMValueRef, to: LLVMValueRef) -> bool {
-    let mut next = inst(from).get_next_instruction();
-    while let Some(i) = next.map(|i| i.as_value_ref()).filter(|&i| i != to) {
+pub fn call_between(from: InstructionValue, to: InstructionValue) -> bool {
+    let mut next = from.get_next_instruction();
+    while let Some(i) = next.filter(|&i| i != to) {
         if opcode(i) == Some(LLVMOpcode::LLVMCall) && callee(i).is_none_or(may_stop) {
             return true;
         }
-        next = inst(i).get_next_instruction();
+        next = i.get_next_instruction();
     }
     false
 }
 
 /// Whether `v` is available right before `leader`: a constant or argument, or an
 /// instruction that dominates it.
-pub fn available(cfg: &Cfg, v: LLVMValueRef, leader: LLVMValueRef) -> bool {
-    let constant = opcode(v).is_none();
-    constant || cfg.dominates(v, leader)
+pub fn available<'ctx>(
+    cfg: &Cfg<'ctx>,
+    v: BasicValueEnum<'ctx>,
+    leader: InstructionValue<'ctx>,
+) -> bool {
+    v.as_instruction_value()
+        .is_none_or(|i| cfg.dominates(i, leader))
 }
 
 /// Whether `inst` can join a group of its block led by `leader`: every value of
 /// `leaves` (what the group's check is built from) is available at the leader, and no
 /// call that may stop the thread lies between the two (so the block runs from the
 /// leader's access to this one and a reported member is an access the program makes).
-pub fn can_join(
-    cfg: &Cfg,
-    leader: LLVMValueRef,
-    leaves: &[LLVMValueRef],
-    inst: LLVMValueRef,
+pub fn can_join<'ctx>(
+    cfg: &Cfg<'ctx>,
+    leader: InstructionValue<'ctx>,
+    leaves: &[BasicValueEnum<'ctx>],
+    inst: InstructionValue<'ctx>,
 ) -> bool {
     let available = leaves.iter().all(|&v| available(cfg, v, leader));
     available && !call_between(leader, inst)

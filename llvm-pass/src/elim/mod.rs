@@ -70,18 +70,17 @@ mod stride;
 pub use cold::ColdPaths;
 
 use crate::base::{decompose, Base, Guard, Parts};
-use crate::classify::{const_int, root_of, ObjSize};
+use crate::classify::{const_int, pointer_root, ObjSize};
 use crate::collect::{Access, Len, Range, Target};
 use crate::dom::Cfg;
 use crate::intervals::Intervals;
-use crate::ir::{block, callee, inst, opcode, Ir};
+use crate::ir::{callee, opcode, Ir};
 use crate::loops::LoopAnalyses;
 use crate::options::{PassOptions, Recover};
 use crate::remat::Remat;
 use cusafe_format::report::ACCESS_RANGE;
-use inkwell::values::AsValueRef;
+use inkwell::values::{BasicValue, InstructionValue, PointerValue};
 use join::{can_join, may_stop, same_target};
-use llvm_sys::prelude::*;
 use llvm_sys::LLVMOpcode;
 use plan::{Anchor, CheckPlan, Group, LoopCheck, Plan, RangeId, Shape, Unit};
 use std::collections::HashSet;
@@ -95,21 +94,25 @@ fn same_len(a: &Len, b: &Len) -> bool {
 }
 
 /// The terminator of block `b` of `cfg` (a preheader's: a branch to its loop).
-fn terminator(cfg: &Cfg, b: usize) -> LLVMValueRef {
-    let term = block(cfg.blocks[b]).get_terminator();
-    term.expect("a preheader ends in a branch").as_value_ref()
+fn terminator<'ctx>(cfg: &Cfg<'ctx>, b: usize) -> InstructionValue<'ctx> {
+    let term = cfg.blocks[b].get_terminator();
+    term.expect("a preheader ends in a branch")
 }
 
-/// Whether `v` is defined inside the loop with body `body`.
-fn defined_in(cfg: &Cfg, v: LLVMValueRef, body: &[bool]) -> bool {
-    opcode(v).is_some() && cfg.block_of(v).is_none_or(|b| body[b])
+/// Whether instruction `i` is inside the loop with body `body`.
+fn defined_in<'ctx>(cfg: &Cfg<'ctx>, i: InstructionValue<'ctx>, body: &[bool]) -> bool {
+    cfg.block_of(i).is_none_or(|b| body[b])
 }
 
 /// The outermost preheader the root half of a check in block `b` on `root` can move to:
 /// out of each loop that does not define the root and, unless the root is a function
 /// argument or derived from one, whose every trip runs block `b`.
-fn hoist_target(cfg: &Cfg, b: usize, root: LLVMValueRef) -> Option<LLVMValueRef> {
-    let from_argument = crate::sys::param_parent(root_of(root)).is_some();
+fn hoist_target<'ctx>(
+    cfg: &Cfg<'ctx>,
+    b: usize,
+    root: PointerValue<'ctx>,
+) -> Option<InstructionValue<'ctx>> {
+    let from_argument = crate::sys::param_parent(pointer_root(root)).is_some();
     let mut at = b;
     let mut target = None;
     for l in cfg.loops_of(b) {
@@ -117,7 +120,10 @@ fn hoist_target(cfg: &Cfg, b: usize, root: LLVMValueRef) -> Option<LLVMValueRef>
             break; // not nested around the position reached: stop there
         }
         let runs_every_trip = l.must_pass.iter().all(|&x| cfg.block_dominates(at, x));
-        let (Some(p), false) = (l.preheader, defined_in(cfg, root, &l.body)) else {
+        let inside = root
+            .as_instruction()
+            .is_some_and(|i| defined_in(cfg, i, &l.body));
+        let (Some(p), false) = (l.preheader, inside) else {
             break;
         };
         if !runs_every_trip && !from_argument {
@@ -138,18 +144,17 @@ fn hoist_target(cfg: &Cfg, b: usize, root: LLVMValueRef) -> Option<LLVMValueRef>
 /// stray root's header load can fault only where its access would), but the load starts
 /// before the block's earlier checks and accesses and its latency overlaps theirs
 /// (conv2d's store no longer waits for it after the loads' checks).
-fn raise(
-    access: LLVMValueRef,
-    root: LLVMValueRef,
-    may_skip: &HashSet<LLVMValueRef>,
-) -> LLVMValueRef {
+fn raise<'ctx>(
+    access: InstructionValue<'ctx>,
+    root: PointerValue<'ctx>,
+    may_skip: &HashSet<InstructionValue<'ctx>>,
+) -> InstructionValue<'ctx> {
     let mut at = access;
     loop {
-        let Some(prev) = inst(at).get_previous_instruction() else {
+        let Some(prev) = at.get_previous_instruction() else {
             return at;
         };
-        let prev = prev.as_value_ref();
-        let stop = prev == root
+        let stop = root.as_instruction() == Some(prev)
             || may_skip.contains(&prev)
             || opcode(prev) == Some(LLVMOpcode::LLVMPHI)
             || (opcode(prev) == Some(LLVMOpcode::LLVMCall) && callee(prev).is_none_or(may_stop));
@@ -161,23 +166,28 @@ fn raise(
 }
 
 /// Groups the planned checks of one block into neighbours (see the module doc).
-fn group_neighbours(ir: &Ir, cfg: &Cfg, accesses: &[Access], plan: &mut Plan) {
-    struct Open {
-        root: LLVMValueRef,
+fn group_neighbours<'ctx>(
+    ir: &Ir,
+    cfg: &Cfg<'ctx>,
+    accesses: &[Access<'ctx>],
+    plan: &mut Plan<'ctx>,
+) {
+    struct Open<'ctx> {
+        root: PointerValue<'ctx>,
         target: Target,
-        base: Base,
+        base: Base<'ctx>,
         members: Vec<(RangeId, i64)>,
         lo: i64,
         hi: i64,
-        guard: Option<Guard>,
+        guard: Option<Guard<'ctx>>,
         /// Each member's real address, built before the first access (needed once
         /// the group is guarded).
-        exact: Vec<Option<Remat>>,
+        exact: Vec<Option<Remat<'ctx>>>,
     }
     let mut open: Vec<Open> = Vec::new();
     let mut block = None;
     let order = plan.order.clone();
-    let close = |open: &mut Vec<Open>, plan: &mut Plan| {
+    let close = |open: &mut Vec<Open<'ctx>>, plan: &mut Plan<'ctx>| {
         for g in open.drain(..) {
             if g.members.len() >= 2 {
                 let (base, lo, hi, guard) = (g.base, g.lo, g.hi, g.guard);
@@ -204,9 +214,7 @@ fn group_neighbours(ir: &Ir, cfg: &Cfg, accesses: &[Access], plan: &mut Plan) {
     };
     for &i in &order {
         let acc = &accesses[i];
-        let bb = inst(acc.inst)
-            .get_parent()
-            .expect("an access is in a block");
+        let bb = acc.inst.get_parent().expect("an access is in a block");
         if block != Some(bb) {
             close(&mut open, plan);
             block = Some(bb);
@@ -229,7 +237,7 @@ fn group_neighbours(ir: &Ir, cfg: &Cfg, accesses: &[Access], plan: &mut Plan) {
             match (joined, end) {
                 (Some(g), Some(end)) => {
                     let leader = g.members[0].0.inst(accesses);
-                    let exact = Remat::plan(cfg, r.addr, leader);
+                    let exact = Remat::plan(cfg, r.addr.into(), leader);
                     // The group's guard with this member's assumption; `None`: they
                     // do not go together.
                     let guard = match (g.guard, assumed) {
@@ -243,7 +251,7 @@ fn group_neighbours(ir: &Ir, cfg: &Cfg, accesses: &[Access], plan: &mut Plan) {
                         if exact.is_none() || g.exact.iter().any(Option::is_none) {
                             continue;
                         }
-                        leaves.push(gd.x);
+                        leaves.push(gd.x.into());
                         let all = g.exact.iter().chain([&exact]).flatten();
                         leaves.extend(all.flat_map(Remat::leaves));
                     }
@@ -263,7 +271,7 @@ fn group_neighbours(ir: &Ir, cfg: &Cfg, accesses: &[Access], plan: &mut Plan) {
                     lo: off,
                     hi: end,
                     guard: assumed.and_then(|a| Guard::new(a.x).with(a)),
-                    exact: vec![Remat::plan(cfg, r.addr, acc.inst)],
+                    exact: vec![Remat::plan(cfg, r.addr.into(), acc.inst)],
                 }),
                 _ => {}
             }
@@ -276,14 +284,14 @@ fn group_neighbours(ir: &Ir, cfg: &Cfg, accesses: &[Access], plan: &mut Plan) {
 /// checks can skip their access); `scoped` says the function marks local scopes (no
 /// recurring elimination then); `opts`: whether to eliminate at all
 /// ([`PassOptions::optimise`]) and the recover mode, which keeps some forms out.
-pub fn plan(
+pub fn plan<'ctx>(
     ir: &Ir,
-    cfg: &Cfg,
-    accesses: &[Access],
+    cfg: &Cfg<'ctx>,
+    accesses: &[Access<'ctx>],
     cold: &ColdPaths,
     scoped: bool,
     opts: &PassOptions,
-) -> Plan {
+) -> Plan<'ctx> {
     let block_of = |a: &Access| cfg.block_of(a.inst);
     let mut order: Vec<usize> = (0..accesses.len()).collect();
     // Reverse post order of blocks, then position: a dominator comes before what it
@@ -300,16 +308,21 @@ pub fn plan(
         plan.order = order;
         return plan;
     };
-    let may_skip: HashSet<LLVMValueRef> = accesses
+    let may_skip: HashSet<InstructionValue> = accesses
         .iter()
         .filter(|a| cold.may_skip(a))
         .map(|a| a.inst)
         .collect();
-    let func = inst(first.inst).get_parent().and_then(|bb| bb.get_parent());
-    let scev = LoopAnalyses::new(func.expect("an access is in a function").as_value_ref());
+    let func = first.inst.get_parent().and_then(|bb| bb.get_parent());
+    let scev = LoopAnalyses::new(func.expect("an access is in a function"));
     let intervals = Intervals::new(cfg, &scev, ir.layout());
     // Ranges already planned, with where their root half lives.
-    let mut done: Vec<(LLVMValueRef, &Range, Option<Anchor>)> = Vec::new();
+    type Done<'a, 'ctx> = (
+        InstructionValue<'ctx>,
+        &'a Range<'ctx>,
+        Option<Anchor<'ctx>>,
+    );
+    let mut done: Vec<Done> = Vec::new();
     for &i in &order {
         let acc = &accesses[i];
         let Some(b) = block_of(acc) else { continue };
@@ -319,9 +332,7 @@ pub fn plan(
                 plan.proven += 1;
                 continue;
             }
-            let dominating = |&&(inst, _, _): &&(LLVMValueRef, &Range, Option<Anchor>)| {
-                cfg.dominates(inst, acc.inst)
-            };
+            let dominating = |&&(inst, _, _): &&Done| cfg.dominates(inst, acc.inst);
             let covered = !scoped
                 && done.iter().filter(dominating).any(|(_, s, _)| {
                     s.root == r.root
@@ -387,7 +398,7 @@ pub fn plan(
 
 /// Whether range `r` of access `inst` is of an object of known size and, by the values
 /// its indices can take there, inside it.
-fn in_bounds(intervals: &Intervals, inst: LLVMValueRef, r: &Range) -> bool {
+fn in_bounds(intervals: &Intervals, inst: InstructionValue, r: &Range) -> bool {
     let (Target::Object(o), Len::Const(len)) = (&r.target, r.len) else {
         return false;
     };
@@ -401,7 +412,7 @@ fn in_bounds(intervals: &Intervals, inst: LLVMValueRef, r: &Range) -> bool {
 
 /// Finds the checks whose verdicts can be built in a loop preheader (see the module
 /// doc) and records where.
-fn hoist_verdicts(cfg: &Cfg, accesses: &[Access], plan: &mut Plan) {
+fn hoist_verdicts<'ctx>(cfg: &Cfg<'ctx>, accesses: &[Access<'ctx>], plan: &mut Plan<'ctx>) {
     // Each emitted check: its units (a batch's, or one check or group of its own).
     let mut emits: Vec<Vec<Unit>> = plan.batches.iter().map(|b| b.units.clone()).collect();
     for (i, plans) in plan.plans.iter().enumerate() {
@@ -420,10 +431,11 @@ fn hoist_verdicts(cfg: &Cfg, accesses: &[Access], plan: &mut Plan) {
         let Some(b) = cfg.block_of(first.inst(accesses)) else {
             continue;
         };
-        // What the compares are built from, and where their root halves are.
-        let needs: Vec<LLVMValueRef> = units
+        // The instructions the compares are built from, and where their root halves are.
+        let needs: Vec<InstructionValue> = units
             .iter()
             .flat_map(|&u| batch::needs(accesses, plan, u))
+            .filter_map(|v| v.as_instruction_value())
             .chain(
                 units
                     .iter()
@@ -444,8 +456,12 @@ fn hoist_verdicts(cfg: &Cfg, accesses: &[Access], plan: &mut Plan) {
 }
 
 /// The outermost preheader terminator, over the loops around block `b`, outside which
-/// every value of `vals` is defined; `None` when not even the innermost loop's.
-fn invariant_point(cfg: &Cfg, b: usize, vals: &[LLVMValueRef]) -> Option<LLVMValueRef> {
+/// every instruction of `vals` is; `None` when not even the innermost loop's.
+fn invariant_point<'ctx>(
+    cfg: &Cfg<'ctx>,
+    b: usize,
+    vals: &[InstructionValue<'ctx>],
+) -> Option<InstructionValue<'ctx>> {
     let mut target = None;
     for l in cfg.loops_of(b) {
         let outside = vals.iter().all(|&v| !defined_in(cfg, v, &l.body));
@@ -459,7 +475,7 @@ fn invariant_point(cfg: &Cfg, b: usize, vals: &[LLVMValueRef]) -> Option<LLVMVal
 
 /// Moves checks (single ranges and neighbouring groups) whose loop range is known out
 /// of their loop: one check of the whole range in the preheader instead.
-fn hoist_loop_ranges(loops: &LoopAnalyses, accesses: &[Access], plan: &mut Plan) {
+fn hoist_loop_ranges<'ctx>(loops: &LoopAnalyses, accesses: &[Access<'ctx>], plan: &mut Plan<'ctx>) {
     for i in plan.order.clone() {
         for (k, r) in accesses[i].ranges.iter().enumerate() {
             let id = RangeId {
@@ -503,7 +519,7 @@ fn hoist_loop_ranges(loops: &LoopAnalyses, accesses: &[Access], plan: &mut Plan)
                     addr: lr.lo,
                     // A span the expansion folded to a constant compares like a
                     // constant length (one compare against a bound).
-                    len: const_int(lr.span)
+                    len: const_int(lr.span.into())
                         .and_then(|n| u64::try_from(n).ok())
                         .map_or(Len::Value(lr.span), Len::Const),
                     flags: r.flags | ACCESS_RANGE,

@@ -5,7 +5,8 @@
 use crate::base::{Base, Guard};
 use crate::collect::{Access, Range};
 use crate::remat::Remat;
-use llvm_sys::prelude::*;
+use inkwell::types::BasicTypeEnum;
+use inkwell::values::{BasicValueEnum, InstructionValue, IntValue, PointerValue};
 use std::collections::HashMap;
 
 /// One range of one access: `accesses[access].ranges[range]`.
@@ -19,35 +20,35 @@ pub struct RangeId {
 
 impl RangeId {
     /// The range this names.
-    pub fn of(self, accesses: &[Access]) -> &Range {
+    pub fn of<'a, 'ctx>(self, accesses: &'a [Access<'ctx>]) -> &'a Range<'ctx> {
         &accesses[self.access].ranges[self.range]
     }
 
     /// The access whose range this is.
-    pub fn inst(self, accesses: &[Access]) -> LLVMValueRef {
+    pub fn inst<'ctx>(self, accesses: &[Access<'ctx>]) -> InstructionValue<'ctx> {
         accesses[self.access].inst
     }
 }
 
 /// Where the root half of a heap check is computed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Anchor {
+pub struct Anchor<'ctx> {
     /// The root (as collected).
-    pub root: LLVMValueRef,
+    pub root: PointerValue<'ctx>,
     /// Built right before this instruction: a preheader's terminator or the first
     /// access that checks this root.
-    pub before: LLVMValueRef,
+    pub before: InstructionValue<'ctx>,
     /// Whether `before` is a loop preheader's terminator.
     pub hoisted: bool,
 }
 
 /// What to do with one range.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CheckPlan {
+pub enum CheckPlan<'ctx> {
     /// Check it; heap checks take their root half from the anchor.
-    Check(Option<Anchor>),
+    Check(Option<Anchor<'ctx>>),
     /// Check the union of a group of neighbouring ranges here (the group's first).
-    Leader(Option<Anchor>, usize),
+    Leader(Option<Anchor<'ctx>>, usize),
     /// A later member of a group: its leader's check covers it.
     Member,
     /// A dominating check already covers it.
@@ -56,9 +57,9 @@ pub enum CheckPlan {
     Batched(usize),
 }
 
-impl CheckPlan {
+impl<'ctx> CheckPlan<'ctx> {
     /// The anchor a `Check` or `Leader` plan takes its root half from.
-    pub fn anchor(self) -> Option<Anchor> {
+    pub fn anchor(self) -> Option<Anchor<'ctx>> {
         match self {
             CheckPlan::Check(a) | CheckPlan::Leader(a, _) => a,
             _ => None,
@@ -68,12 +69,12 @@ impl CheckPlan {
 
 /// How the members of a group lie.
 #[derive(Debug)]
-pub enum Shape {
+pub enum Shape<'ctx> {
     /// Constant byte offsets from one base (a member's value is its offset); the union
     /// is `[base + lo, base + hi)`.
     Offsets {
         /// The common base.
-        base: Base,
+        base: Base<'ctx>,
         /// The union's start, in bytes from the base.
         lo: i64,
         /// The union's end.
@@ -81,22 +82,22 @@ pub enum Shape {
         /// What must hold for the offsets to be the members' real ones, when some were
         /// split under an assumption ([`crate::base::Assumed`]): the union's check
         /// fails when it does not (the cold path then looks at the real addresses).
-        guard: Option<Guard>,
+        guard: Option<Guard<'ctx>>,
     },
     /// Multiples of one run-time stride (a member's value is its multiple; `stride`).
-    Strided(Stride),
+    Strided(Stride<'ctx>),
     /// Bases at run-time indices (`hull`); every member has its exact address.
-    Hull(Hull),
+    Hull(Hull<'ctx>),
 }
 
-impl Shape {
+impl<'ctx> Shape<'ctx> {
     /// Values the group's addresses are built from (each must be available where the
     /// group's check is built).
-    pub fn leaves(&self) -> Vec<LLVMValueRef> {
+    pub fn leaves(&self) -> Vec<BasicValueEnum<'ctx>> {
         match self {
             Shape::Offsets { base, guard, .. } => {
                 let mut out = base.leaves();
-                out.extend(guard.map(|g| g.x));
+                out.extend(guard.map(|g| BasicValueEnum::from(g.x)));
                 out
             }
             Shape::Strided(s) => s.leaves().to_vec(),
@@ -105,7 +106,7 @@ impl Shape {
     }
 
     /// The same shape with every value passed through `f` (e.g. recover-mode phis).
-    pub fn map(&self, f: impl Fn(LLVMValueRef) -> LLVMValueRef) -> Shape {
+    pub fn map(&self, f: impl Fn(BasicValueEnum<'ctx>) -> BasicValueEnum<'ctx>) -> Shape<'ctx> {
         match self {
             Shape::Offsets {
                 base,
@@ -127,11 +128,11 @@ impl Shape {
 /// The shape of a strided group (`stride`): members at `ptr + m * stride + off`, `m`
 /// from `lo` to `hi`, each `len` bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Stride {
+pub struct Stride<'ctx> {
     /// The pointer the members share.
-    pub ptr: LLVMValueRef,
+    pub ptr: PointerValue<'ctx>,
     /// The run-time stride (i64, extended from 32 bits or fewer).
-    pub stride: LLVMValueRef,
+    pub stride: IntValue<'ctx>,
     /// Constant bytes on top of every member.
     pub off: i64,
     /// Bytes each member touches.
@@ -142,17 +143,17 @@ pub struct Stride {
     pub hi: i64,
 }
 
-impl Stride {
+impl<'ctx> Stride<'ctx> {
     /// Values the group's addresses are built from.
-    pub fn leaves(&self) -> [LLVMValueRef; 2] {
-        [self.ptr, self.stride]
+    pub fn leaves(&self) -> [BasicValueEnum<'ctx>; 2] {
+        [self.ptr.into(), self.stride.into()]
     }
 
     /// The same group with its values passed through `f`.
-    pub fn map(&self, f: impl Fn(LLVMValueRef) -> LLVMValueRef) -> Stride {
+    pub fn map(&self, f: impl Fn(BasicValueEnum<'ctx>) -> BasicValueEnum<'ctx>) -> Stride<'ctx> {
         Stride {
-            ptr: f(self.ptr),
-            stride: f(self.stride),
+            ptr: f(self.ptr.into()).into_pointer_value(),
+            stride: f(self.stride.into()).into_int_value(),
             ..*self
         }
     }
@@ -161,13 +162,13 @@ impl Stride {
 /// Where an index hull's members lie (`hull`): rows `gep elem, ptr, sext x_r`, each
 /// member between `lo` and `hi` bytes around its row.
 #[derive(Clone, Debug)]
-pub struct Hull {
+pub struct Hull<'ctx> {
     /// The pointer the members' bases index.
-    pub ptr: LLVMValueRef,
+    pub ptr: PointerValue<'ctx>,
     /// The bases' GEP source element type.
-    pub elem: LLVMTypeRef,
+    pub elem: BasicTypeEnum<'ctx>,
     /// The distinct indices `x_r`, each rebuilt at the check.
-    pub xs: Vec<Remat>,
+    pub xs: Vec<Remat<'ctx>>,
     /// Least byte offset of a member around its base.
     pub lo: i64,
     /// Greatest end of a member around its base.
@@ -177,20 +178,20 @@ pub struct Hull {
     pub wrap: Option<(i64, i64)>,
 }
 
-impl Hull {
+impl<'ctx> Hull<'ctx> {
     /// The same hull with its values passed through `f` (the phis that replace checked
     /// loads' uses).
-    pub fn map(&self, f: impl Fn(LLVMValueRef) -> LLVMValueRef) -> Hull {
+    pub fn map(&self, f: impl Fn(BasicValueEnum<'ctx>) -> BasicValueEnum<'ctx>) -> Hull<'ctx> {
         Hull {
-            ptr: f(self.ptr),
+            ptr: f(self.ptr.into()).into_pointer_value(),
             xs: self.xs.iter().map(|r| r.map(&f)).collect(),
             ..self.clone()
         }
     }
 
     /// Values the hull's check is built from.
-    pub fn leaves(&self) -> Vec<LLVMValueRef> {
-        let mut out = vec![self.ptr];
+    pub fn leaves(&self) -> Vec<BasicValueEnum<'ctx>> {
+        let mut out = vec![self.ptr.into()];
         out.extend(self.xs.iter().flat_map(Remat::leaves));
         out
     }
@@ -198,20 +199,20 @@ impl Hull {
 
 /// Neighbouring ranges checked as one.
 #[derive(Debug)]
-pub struct Group {
+pub struct Group<'ctx> {
     /// Where the members lie.
-    pub shape: Shape,
+    pub shape: Shape<'ctx>,
     /// Members with their value in the shape, in program order.
     pub members: Vec<(RangeId, i64)>,
     /// For a guarded shape, how to build each member's real address before the group's
     /// first access (its cold path checks those); empty otherwise.
-    pub exact: Vec<Remat>,
+    pub exact: Vec<Remat<'ctx>>,
 }
 
-impl Group {
+impl<'ctx> Group<'ctx> {
     /// Values the group's check and cold path are built from (each must be available
     /// where the check is).
-    pub fn leaves(&self) -> Vec<LLVMValueRef> {
+    pub fn leaves(&self) -> Vec<BasicValueEnum<'ctx>> {
         let mut out = self.shape.leaves();
         out.extend(self.exact.iter().flat_map(Remat::leaves));
         out
@@ -220,39 +221,39 @@ impl Group {
 
 /// The check of the range an access covers over all trips of its loop.
 #[derive(Debug)]
-pub struct LoopCheck {
+pub struct LoopCheck<'ctx> {
     /// The access (index into the accesses): its site names the report.
     pub access: usize,
     /// The whole range: from the lowest address, a run-time length, `ACCESS_RANGE` set.
-    pub range: Range,
+    pub range: Range<'ctx>,
     /// Emitted right before this instruction (the loop preheader's terminator).
-    pub at: LLVMValueRef,
+    pub at: InstructionValue<'ctx>,
 }
 
 /// One check of a batch: a range and its plan before batching (a `Check` or a
 /// neighbouring group's `Leader`).
 #[derive(Clone, Copy, Debug)]
-pub struct Unit {
+pub struct Unit<'ctx> {
     /// The range.
     pub id: RangeId,
     /// Its plan before batching.
-    pub plan: CheckPlan,
+    pub plan: CheckPlan<'ctx>,
 }
 
 /// Checks of one block that share one branch (`batch`).
 #[derive(Debug)]
-pub struct Batch {
+pub struct Batch<'ctx> {
     /// The checks, in program order.
-    pub units: Vec<Unit>,
+    pub units: Vec<Unit<'ctx>>,
 }
 
 /// The plan for a function: per access (in the order given), per range.
 #[derive(Debug, Default)]
-pub struct Plan {
+pub struct Plan<'ctx> {
     /// Indices into the accesses, in the order to instrument them (dominators first).
     pub order: Vec<usize>,
     /// `plans[access][range]`.
-    pub plans: Vec<Vec<CheckPlan>>,
+    pub plans: Vec<Vec<CheckPlan<'ctx>>>,
     /// Ranges not checked (recurring).
     pub removed: u32,
     /// Ranges proven in bounds by value intervals (not checked).
@@ -262,36 +263,41 @@ pub struct Plan {
     /// Heap checks reusing a dominating check's root half (header load) in place.
     pub shared: u32,
     /// Groups of neighbouring ranges.
-    pub groups: Vec<Group>,
+    pub groups: Vec<Group<'ctx>>,
     /// Ranges covered by a group's check (members after the first).
     pub merged: u32,
     /// Ranges checked once for their whole loop, in its preheader.
-    pub loop_checks: Vec<LoopCheck>,
+    pub loop_checks: Vec<LoopCheck<'ctx>>,
     /// Checks of one block sharing one branch (`batch`).
-    pub batches: Vec<Batch>,
+    pub batches: Vec<Batch<'ctx>>,
     /// Branches saved by batches (checks after each batch's first).
     pub batched: u32,
     /// Where the verdicts of loop-invariant checks are built (a preheader's
     /// terminator), by the range that emits them: a batch's first unit, or a check or
     /// group leader of its own.
-    pub verdicts_at: HashMap<RangeId, LLVMValueRef>,
+    pub verdicts_at: HashMap<RangeId, InstructionValue<'ctx>>,
 }
 
-impl Plan {
+impl<'ctx> Plan<'ctx> {
     /// The plan of range `id`.
-    pub fn of(&self, id: RangeId) -> CheckPlan {
+    pub fn of(&self, id: RangeId) -> CheckPlan<'ctx> {
         self.plans[id.access][id.range]
     }
 
     /// Sets the plan of range `id`.
-    pub fn set(&mut self, id: RangeId, p: CheckPlan) {
+    pub fn set(&mut self, id: RangeId, p: CheckPlan<'ctx>) {
         self.plans[id.access][id.range] = p;
     }
 
     /// Records a group (two or more members, in program order; `exact` as in
     /// [`Group`]): its first member's check becomes the group's (`Leader`), the others
     /// are covered (`Member`).
-    pub fn add_group(&mut self, shape: Shape, members: Vec<(RangeId, i64)>, exact: Vec<Remat>) {
+    pub fn add_group(
+        &mut self,
+        shape: Shape<'ctx>,
+        members: Vec<(RangeId, i64)>,
+        exact: Vec<Remat<'ctx>>,
+    ) {
         let id = self.groups.len();
         for (n, &(m, _)) in members.iter().enumerate() {
             let p = match (n, self.of(m)) {
@@ -310,7 +316,7 @@ impl Plan {
 
     /// Forgets the root half the check of range `id` (at `inst`) used, when that check
     /// goes away: the hoisted and shared counts drop with it.
-    pub fn drop_anchor(&mut self, id: RangeId, inst: LLVMValueRef) {
+    pub fn drop_anchor(&mut self, id: RangeId, inst: InstructionValue<'ctx>) {
         if let CheckPlan::Check(Some(a)) | CheckPlan::Leader(Some(a), _) = self.of(id) {
             if a.hoisted {
                 self.hoisted -= 1;

@@ -19,12 +19,12 @@
 use super::join::{can_join, same_target};
 use super::plan::{CheckPlan, Plan, RangeId, Shape, Stride};
 use crate::base::strip_constant_geps;
-use crate::classify::const_int;
+use crate::classify::const_operand;
 use crate::collect::{Access, Len, Target};
 use crate::dom::Cfg;
-use crate::ir::{inst, int, opcode, operand, Ir};
+use crate::ir::{int_operand, opcode, operand, Ir};
 use inkwell::basic_block::BasicBlock;
-use llvm_sys::prelude::*;
+use inkwell::values::{BasicValueEnum, IntValue, PointerValue};
 use llvm_sys::LLVMOpcode;
 
 /// Most bytes per unit of stride one member may be from the group's pointer.
@@ -32,60 +32,65 @@ const MAX_MULTIPLE: i64 = 1 << 30;
 
 /// Where an address lies: `ptr + multiple * stride + off`, in bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Place {
+pub struct Place<'ctx> {
     /// The pointer the members share.
-    pub ptr: LLVMValueRef,
+    pub ptr: PointerValue<'ctx>,
     /// The run-time stride and this address's multiple of it; `None` for `ptr` itself
     /// (multiple 0, fits any stride).
-    pub stride: Option<(LLVMValueRef, i64)>,
+    pub stride: Option<(IntValue<'ctx>, i64)>,
     /// Constant bytes on top.
     pub off: i64,
 }
 
 /// Whether `v` is a 64-bit value extended from 32 bits or fewer (so `|v| < 2^32`).
-fn narrow(v: LLVMValueRef) -> bool {
+fn narrow(v: IntValue) -> bool {
     matches!(opcode(v), Some(LLVMOpcode::LLVMSExt | LLVMOpcode::LLVMZExt))
-        && int(operand(v, 0)).get_type().get_bit_width() <= 32
+        && int_operand(v, 0).get_type().get_bit_width() <= 32
 }
 
 /// Whether arithmetic instruction `v` (`mul` or `shl`) has the `nsw` flag.
-fn nsw(v: LLVMValueRef) -> bool {
-    let flag = inst(v).get_no_signed_wrap_flag();
+fn nsw(v: IntValue) -> bool {
+    let flag = v.as_instruction().map(|i| i.get_no_signed_wrap_flag());
+    let flag = flag.expect("an instruction");
     flag.expect("an instruction that can carry nsw")
 }
 
 /// The place of `addr` (see [`Place`]), or `None` when a constant offset overflows.
-pub fn place(ir: &Ir, addr: LLVMValueRef) -> Option<Place> {
+pub fn place<'ctx>(ir: &Ir, addr: PointerValue<'ctx>) -> Option<Place<'ctx>> {
     let (v, off) = strip_constant_geps(ir, addr)?;
     let itself = Place {
         ptr: v,
         stride: None,
         off,
     };
-    if opcode(v) != Some(LLVMOpcode::LLVMGetElementPtr) || inst(v).get_num_operands() != 2 {
+    let Some(gep) = v
+        .as_instruction()
+        .filter(|&g| opcode(g) == Some(LLVMOpcode::LLVMGetElementPtr) && g.get_num_operands() == 2)
+    else {
         return Some(itself);
-    }
-    let idx = operand(v, 1);
-    let nsw_by = |min: i64, max: i64| {
-        const_int(operand(idx, 1)).filter(|c| (min..=max).contains(c) && nsw(idx))
     };
+    let idx = operand(gep, 1).expect("a GEP's index").into_int_value();
+    let nsw_by =
+        |min: i64, max: i64| const_operand(idx, 1).filter(|c| (min..=max).contains(c) && nsw(idx));
     let (x, times) = match opcode(idx) {
         Some(LLVMOpcode::LLVMMul) => match nsw_by(-MAX_MULTIPLE, MAX_MULTIPLE) {
-            Some(c) => (operand(idx, 0), c),
+            Some(c) => (int_operand(idx, 0), c),
             None => (idx, 1),
         },
         Some(LLVMOpcode::LLVMShl) => match nsw_by(0, 29) {
-            Some(c) => (operand(idx, 0), 1 << c),
+            Some(c) => (int_operand(idx, 0), 1 << c),
             None => (idx, 1),
         },
         _ => (idx, 1),
     };
-    let elem = inst(v).get_gep_source_element_type().expect("a GEP");
+    let elem = gep.get_gep_source_element_type().expect("a GEP");
     let size = ir.layout().get_abi_size(&elem) as i64;
     let multiple = times.checked_mul(size).filter(|m| m.abs() < MAX_MULTIPLE);
     match multiple {
         Some(m) if narrow(x) => Some(Place {
-            ptr: operand(v, 0),
+            ptr: operand(gep, 0)
+                .expect("a GEP's pointer")
+                .into_pointer_value(),
             stride: Some((x, m)),
             off,
         }),
@@ -96,16 +101,16 @@ pub fn place(ir: &Ir, addr: LLVMValueRef) -> Option<Place> {
 /// Groups the accesses of each block still checked one by one (`CheckPlan::Check`,
 /// constant length) into strided groups (see the module doc), after the neighbouring
 /// groups are formed.
-pub fn form(ir: &Ir, cfg: &Cfg, accesses: &[Access], plan: &mut Plan) {
+pub fn form<'ctx>(ir: &Ir, cfg: &Cfg<'ctx>, accesses: &[Access<'ctx>], plan: &mut Plan<'ctx>) {
     struct Open<'ctx> {
-        root: LLVMValueRef,
+        root: PointerValue<'ctx>,
         target: Target,
         block: BasicBlock<'ctx>,
-        ptr: LLVMValueRef,
+        ptr: PointerValue<'ctx>,
         off: i64,
         len: u64,
         /// Set by the first member with a stride (the first may be the pointer itself).
-        stride: Option<LLVMValueRef>,
+        stride: Option<IntValue<'ctx>>,
         lo: i64,
         hi: i64,
         members: Vec<(RangeId, i64)>,
@@ -113,9 +118,7 @@ pub fn form(ir: &Ir, cfg: &Cfg, accesses: &[Access], plan: &mut Plan) {
     let mut open: Vec<Open> = Vec::new();
     for &i in &plan.order.clone() {
         let acc = &accesses[i];
-        let bb = inst(acc.inst)
-            .get_parent()
-            .expect("an access is in a block");
+        let bb = acc.inst.get_parent().expect("an access is in a block");
         for (k, r) in acc.ranges.iter().enumerate() {
             let id = RangeId {
                 access: i,
@@ -135,8 +138,8 @@ pub fn form(ir: &Ir, cfg: &Cfg, accesses: &[Access], plan: &mut Plan) {
                     && same_target(&g.target, &r.target)
                     && (g.ptr, g.off, g.len) == (at.ptr, at.off, len)
                     && (stride.is_none() || g.stride.is_none() || g.stride == stride);
-                let leaves = [Some(at.ptr), stride.or(g.stride)];
-                let leaves: Vec<LLVMValueRef> = leaves.into_iter().flatten().collect();
+                let leaves = [Some(at.ptr.into()), stride.or(g.stride).map(Into::into)];
+                let leaves: Vec<BasicValueEnum> = leaves.into_iter().flatten().collect();
                 same && can_join(cfg, g.members[0].0.inst(accesses), &leaves, acc.inst)
             };
             match open.iter_mut().find(|g| joinable(g)) {
