@@ -56,6 +56,18 @@ pub fn space(space: u32) -> AddressSpace {
     AddressSpace::from(u16::try_from(space).expect("address spaces the pass uses fit u16"))
 }
 
+/// Integer builder helpers of one shape: `fn NAME(a, b)` building `a OP b` at the
+/// builder's position.
+macro_rules! binary_ops {
+    ($($(#[$doc:meta])* $name:ident => $build:ident;)*) => {$(
+        $(#[$doc])*
+        pub fn $name(&self, a: IntValue<'ctx>, b: IntValue<'ctx>) -> IntValue<'ctx> {
+            let r = self.b.$build(a, b, "");
+            r.expect("positioned")
+        }
+    )*};
+}
+
 impl<'ctx> Ir<'ctx> {
     /// Wraps `module` (borrowed: never disposed here).
     ///
@@ -151,51 +163,26 @@ impl<'ctx> Ir<'ctx> {
         r.expect("positioned")
     }
 
-    /// `a << k`.
-    pub fn shl(&self, a: IntValue<'ctx>, k: IntValue<'ctx>) -> IntValue<'ctx> {
-        let r = self.b.build_left_shift(a, k, "");
-        r.expect("positioned")
-    }
-
-    /// `a & b`.
-    pub fn and(&self, a: IntValue<'ctx>, b: IntValue<'ctx>) -> IntValue<'ctx> {
-        let r = self.b.build_and(a, b, "");
-        r.expect("positioned")
-    }
-
-    /// `a | b`.
-    pub fn or(&self, a: IntValue<'ctx>, b: IntValue<'ctx>) -> IntValue<'ctx> {
-        let r = self.b.build_or(a, b, "");
-        r.expect("positioned")
-    }
-
-    /// `a ^ b`.
-    pub fn xor(&self, a: IntValue<'ctx>, b: IntValue<'ctx>) -> IntValue<'ctx> {
-        let r = self.b.build_xor(a, b, "");
-        r.expect("positioned")
+    binary_ops! {
+        /// `a << k`.
+        shl => build_left_shift;
+        /// `a & b`.
+        and => build_and;
+        /// `a | b`.
+        or => build_or;
+        /// `a ^ b`.
+        xor => build_xor;
+        /// `a + b`.
+        add => build_int_add;
+        /// `a - b`.
+        sub => build_int_sub;
+        /// `a * b`.
+        mul => build_int_mul;
     }
 
     /// `!a` (all bits flipped).
     pub fn not(&self, a: IntValue<'ctx>) -> IntValue<'ctx> {
         let r = self.b.build_not(a, "");
-        r.expect("positioned")
-    }
-
-    /// `a + b`.
-    pub fn add(&self, a: IntValue<'ctx>, b: IntValue<'ctx>) -> IntValue<'ctx> {
-        let r = self.b.build_int_add(a, b, "");
-        r.expect("positioned")
-    }
-
-    /// `a - b`.
-    pub fn sub(&self, a: IntValue<'ctx>, b: IntValue<'ctx>) -> IntValue<'ctx> {
-        let r = self.b.build_int_sub(a, b, "");
-        r.expect("positioned")
-    }
-
-    /// `a * b`.
-    pub fn mul(&self, a: IntValue<'ctx>, b: IntValue<'ctx>) -> IntValue<'ctx> {
-        let r = self.b.build_int_mul(a, b, "");
         r.expect("positioned")
     }
 

@@ -140,3 +140,31 @@ fn a_free_during_a_capture_begun_through_the_driver_is_deferred_and_the_capture_
         assert!(!r.stderr.contains("ERROR"), "{how}: {r:?}");
     }
 }
+
+#[test]
+fn driver_allocations_in_another_devices_context_are_untagged_and_say_so_once() {
+    for how in ROUTES {
+        let r = run_driver_app(how, "other-device", true, "detect_leaks=1");
+        assert_eq!(r.code, 0, "{how}: {r:?}");
+        let tag = |dev: &str| -> u32 {
+            let line = r
+                .stdout
+                .lines()
+                .find(|l| l.starts_with(&format!("device {dev} tag=")))
+                .unwrap_or_else(|| panic!("{how}: no device {dev} line: {r:?}"));
+            line.rsplit('=').next().unwrap().parse().unwrap()
+        };
+        assert!(!(1..=35).contains(&tag("1")), "{how}: {r:?}");
+        assert!((1..=35).contains(&tag("0")), "{how}: {r:?}");
+        let said: Vec<&str> = r
+            .stderr
+            .lines()
+            .filter(|l| l.contains("on device 1: cusafe tags and checks memory on device 0 only"))
+            .collect();
+        assert_eq!(said.len(), 1, "{how}: {r:?}");
+        assert!(
+            said[0].starts_with("cusafe: warning: cuMemAlloc"),
+            "{how}: {r:?}"
+        );
+    }
+}
