@@ -1,4 +1,4 @@
-// ~18 ms per pass on H100 (measured): 2048x2048 system, 2 x 2047 elimination launches (launch/latency bound, matrix in L2); 3 passes ~ 55 ms
+// ~18 ms per pass on H100 (measured): 2048x2048 system, 2 x 2047 elimination launches (launch/latency bound, matrix in L2); 300 passes ~ 5.6 s: launch-bound, its time per pass follows the host's launch rate, which swings over a few passes (results/2026-11-25-h100-perf-11)
 // Rodinia gaussian: forward elimination without pivoting. For each pivot t, Fan1 computes
 // the multipliers of column t and Fan2 updates the trailing rows of the matrix and the
 // right-hand side (16x16 blocks; x runs along columns so the accesses coalesce). Each pass
@@ -43,7 +43,7 @@ __global__ void fan2(const float *m, float *a, float *b, int n, int t) {
 } // namespace
 
 int main(int argc, char **argv) {
-  perf::Run run(argc, argv, "gaussian", 3);
+  perf::Run run(argc, argv, "gaussian", 300);
   const int n = 2048;
   const size_t nn = (size_t)n * n;
 
