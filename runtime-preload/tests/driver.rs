@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{assert_has, run_driver_app, run_env, Run};
+use common::{assert_has, run_driver_app, run_env, the_line_with, Run};
 
 /// Every way `driver_app` can reach the driver.
 const ROUTES: [&str; 4] = ["procaddr", "procaddr-v1", "dlsym", "linked"];
@@ -142,7 +142,7 @@ fn a_free_during_a_capture_begun_through_the_driver_is_deferred_and_the_capture_
 }
 
 #[test]
-fn driver_allocations_in_another_devices_context_are_untagged_and_say_so_once() {
+fn driver_allocations_and_launches_in_another_devices_context_run_unchecked_and_say_so_once() {
     for how in ROUTES {
         let r = run_driver_app(how, "other-device", true, "detect_leaks=1");
         assert_eq!(r.code, 0, "{how}: {r:?}");
@@ -156,15 +156,19 @@ fn driver_allocations_in_another_devices_context_are_untagged_and_say_so_once() 
         };
         assert!(!(1..=35).contains(&tag("1")), "{how}: {r:?}");
         assert!((1..=35).contains(&tag("0")), "{how}: {r:?}");
-        let said: Vec<&str> = r
-            .stderr
-            .lines()
-            .filter(|l| l.contains("on device 1: cusafe tags and checks memory on device 0 only"))
-            .collect();
-        assert_eq!(said.len(), 1, "{how}: {r:?}");
+        let said = the_line_with(
+            &r.stderr,
+            "on device 1: cusafe tags and checks memory on device 0 only",
+        );
         assert!(
-            said[0].starts_with("cusafe: warning: cuMemAlloc"),
+            said.starts_with("cusafe: warning: cuMemAlloc"),
             "{how}: {r:?}"
+        );
+        // The instrumented kernel launched there runs, and its first launch says so.
+        assert_eq!(r.stdout.matches("window ").count(), 2, "{how}: {r:?}");
+        the_line_with(
+            &r.stderr,
+            "window(char*) launched on device 1: instrumented kernels work on device 0 only",
         );
     }
 }

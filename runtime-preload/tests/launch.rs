@@ -210,6 +210,22 @@ fn instrumented_kernels_get_each_pointer_arguments_window_at_launch() {
 }
 
 #[test]
+fn an_instrumented_kernel_launched_on_another_device_runs_and_says_so_once() {
+    let r = run(&["windows", "other_device"], "detect_leaks=0");
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(r.stdout.matches("n=5\n").count(), 2, "{r:?}");
+    let said = the_line_with(&r.stderr, " launched on device 1: ");
+    assert!(
+        said.starts_with("cusafe: warning: windows(int*, int, int*, float*) launched on device 1: instrumented kernels work on device 0 only")
+            && said.contains("CUDA_VISIBLE_DEVICES=N"),
+        "{r:?}"
+    );
+    // Launches on the runtime's own device say nothing.
+    let r = run(&["windows", "launch"], "detect_leaks=0");
+    assert!(!r.stderr.contains("launched on device"), "{r:?}");
+}
+
+#[test]
 fn null_and_unknown_pointer_arguments_get_windows_that_fail_every_access() {
     let r = run(&["windows", "null"], "detect_leaks=0");
     assert_eq!(r.code, 0, "{r:?}");

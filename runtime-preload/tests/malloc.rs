@@ -49,15 +49,9 @@ fn other_devices_get_untagged_memory_and_say_so_once() {
     assert!(!(1..=35).contains(&tag), "{r:?}");
     // Not quietly: the first allocation on device 1 says that it is not checked, and
     // what to do; the second one says nothing more.
-    let said: Vec<&str> = r
-        .stderr
-        .lines()
-        .filter(|l| l.starts_with("cusafe: warning: cudaMalloc on device 1: "))
-        .collect();
-    assert_eq!(said.len(), 1, "{r:?}");
+    let said = the_line_with(&r.stderr, "cusafe: warning: cudaMalloc on device 1: ");
     assert!(
-        said[0].contains("checks memory on device 0 only")
-            && said[0].contains("CUDA_VISIBLE_DEVICES=N"),
+        said.contains("checks memory on device 0 only") && said.contains("CUDA_VISIBLE_DEVICES=N"),
         "{r:?}"
     );
 }

@@ -8,6 +8,8 @@
 //! * `leaks`: the leak policy at exit.
 //! * `revive`: setting the device side up again after `cudaDeviceReset`.
 //! * `capture`: stream captures in progress, and the frees deferred while one is.
+//! * `elsewhere`: allocations and instrumented launches on devices other than the
+//!   runtime's (not checked, and said once per device).
 //!
 //! A child forked after the runtime started sees no runtime (`get` and `initialized`
 //! answer `None`): every hook passes its call through, so CUDA's own error for a child
@@ -38,6 +40,7 @@ use crate::report::sink::Sink;
 
 pub(crate) mod capture;
 mod devheap;
+mod elsewhere;
 mod findings;
 pub(crate) mod fuzz;
 mod leaks;
@@ -197,9 +200,10 @@ pub(crate) struct Runtime {
     revive_lock: Mutex<()>,
     /// Setting up again after a reset failed (said once): tagging stays off.
     revive_failed: AtomicBool,
-    /// Where an allocation passed through untagged was said already: bit `d` for device
-    /// `d` (below 63), bit 63 for other contexts on the heap's device.
-    untagged_said: AtomicU64,
+    /// Devices where an allocation passed through untagged was said already.
+    untagged_said: elsewhere::SaidOnce,
+    /// Devices where a launch of an instrumented kernel was said already.
+    launch_said: elsewhere::SaidOnce,
 }
 
 static RUNTIME: OnceLock<Runtime> = OnceLock::new();
@@ -281,58 +285,6 @@ impl Runtime {
         // SAFETY: writes one int.
         let e = unsafe { real().cudaGetDevice(&mut d) };
         (e == SUCCESS && d == h.device).then_some(h)
-    }
-
-    /// The heap for an allocation call `api` on the calling thread's current device; on
-    /// another device the allocation passes through untagged, and the first one there
-    /// says so ([`Runtime::say_untagged`]).
-    pub fn heap_to_allocate(&self, api: &str) -> Option<&Heap> {
-        let h = self.heap()?;
-        let mut d = -1;
-        // SAFETY: writes one int.
-        let e = unsafe { real().cudaGetDevice(&mut d) };
-        if e != SUCCESS {
-            return None;
-        }
-        if d != h.device {
-            self.say_untagged(api, Some(d), h.device);
-            return None;
-        }
-        Some(h)
-    }
-
-    /// The heap for a driver API allocation call `api` in `ctx`; in another context the
-    /// allocation passes through untagged, and the first one on each device says so.
-    pub fn heap_to_allocate_in(&self, api: &str, ctx: Context) -> Option<&Heap> {
-        let h = self.heap()?;
-        if h.ctx() == ctx {
-            return Some(h);
-        }
-        let d = Context::device().ok().filter(|d| *d != h.device);
-        self.say_untagged(api, d, h.device);
-        None
-    }
-
-    /// Warns, once per device (`None`: a context of the heap's own device other than the
-    /// one it serves), that allocations there are not tagged and so not checked.
-    fn say_untagged(&self, api: &str, device: Option<i32>, heap_device: i32) {
-        let bit = match device {
-            Some(d) if (0..63).contains(&d) => 1u64 << d,
-            _ => 1u64 << 63,
-        };
-        if self.untagged_said.fetch_or(bit, Ordering::AcqRel) & bit != 0 {
-            return;
-        }
-        let where_ = match device {
-            Some(d) => format!("on device {d}"),
-            None => format!("in a context of device {heap_device} other than its primary context"),
-        };
-        self.warn(&format!(
-            "{api} {where_}: cusafe tags and checks memory on device {heap_device} only (in the \
-             context the runtime started in), so this and later allocations there are not \
-             checked for overflows or use after free; to check every GPU, run one process per \
-             device (CUDA_VISIBLE_DEVICES=N) or allocate in that device's primary context"
-        ));
     }
 
     /// The heap, if it lives in the calling thread's current context (driver API

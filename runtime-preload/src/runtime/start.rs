@@ -52,7 +52,8 @@ impl Runtime {
             stack_raised: AtomicBool::new(false),
             revive_lock: Mutex::new(()),
             revive_failed: AtomicBool::new(false),
-            untagged_said: AtomicU64::new(0),
+            untagged_said: Default::default(),
+            launch_said: Default::default(),
         };
         if let Err(why) = rt.start_cuda() {
             rt.warn(&format!(

@@ -141,6 +141,7 @@ impl Runtime {
         let Some(layout) = self.layout(kernel)? else {
             return Ok(None);
         };
+        self.note_launch_device(kernel);
         if args.is_null() {
             self.refuse(
                 "an instrumented kernel was launched with no argument array; arguments \

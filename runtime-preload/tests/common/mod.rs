@@ -203,6 +203,14 @@ pub fn scratch(name: &str) -> PathBuf {
 }
 
 /// Asserts that `hay` contains every needle, showing `hay` otherwise.
+/// The one line of `text` that contains `needle` (a warning said once); fails when
+/// there is none or more than one.
+pub fn the_line_with<'a>(text: &'a str, needle: &str) -> &'a str {
+    let lines: Vec<&str> = text.lines().filter(|l| l.contains(needle)).collect();
+    assert_eq!(lines.len(), 1, "want one line with {needle:?} in:\n{text}");
+    lines[0]
+}
+
 pub fn assert_has(hay: &str, needles: &[&str]) {
     for n in needles {
         assert!(hay.contains(n), "missing {n:?} in:\n{hay}");
