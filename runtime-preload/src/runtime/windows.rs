@@ -3,6 +3,7 @@
 //! block table, to the program's arguments. Each kernel's layout is learnt from the
 //! driver once and cached.
 
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::ffi::c_void;
 use std::sync::{Arc, Mutex};
@@ -84,10 +85,19 @@ impl Layouts {
 }
 
 /// The arguments of one launch, windows appended. Keep it until the launch call returns.
+/// Its two arrays come from, and go back to, a per-thread pool, so that a launch makes
+/// no heap allocation once the thread has launched a kernel of as many arguments.
 pub struct WindowedArgs {
     args: Vec<*mut c_void>,
-    /// The windows' words, which `args` points into.
-    _words: Box<[u64]>,
+    /// The windows' words, which `args` points into (heap storage: moving the struct
+    /// leaves them in place).
+    words: Vec<u64>,
+}
+
+thread_local! {
+    /// The arrays of this thread's last finished launch, kept for the next one (taken
+    /// out while in use, so a launch made while another is being made gets new ones).
+    static POOL: Cell<Option<(Vec<*mut c_void>, Vec<u64>)>> = const { Cell::new(None) };
 }
 
 impl WindowedArgs {
@@ -105,27 +115,34 @@ impl WindowedArgs {
         let n = layout.params as usize;
         // SAFETY: the caller's promise.
         let given = unsafe { std::slice::from_raw_parts(args, n) };
-        let mut words: Box<[u64]> = layout
-            .windows
-            .iter()
-            .flat_map(|&i| {
-                // SAFETY: a windowed argument points to 8 readable bytes.
-                let p = unsafe { given[i as usize].cast::<u64>().read_unaligned() };
-                let (start, limit) = window(p);
-                [start, limit]
-            })
-            .collect();
-        let mut out = given.to_vec();
-        out.extend(words.iter_mut().map(|w| (w as *mut u64).cast::<c_void>()));
-        WindowedArgs {
-            args: out,
-            _words: words,
+        // (A launch from a thread-local destructor, after the pool is gone, gets new ones.)
+        let (mut out, mut words) = POOL.try_with(Cell::take).ok().flatten().unwrap_or_default();
+        out.clear();
+        words.clear();
+        for &i in &layout.windows {
+            // SAFETY: a windowed argument points to 8 readable bytes.
+            let p = unsafe { given[i as usize].cast::<u64>().read_unaligned() };
+            let (start, limit) = window(p);
+            words.extend([start, limit]);
         }
+        out.extend_from_slice(given);
+        out.extend(words.iter_mut().map(|w| (w as *mut u64).cast::<c_void>()));
+        WindowedArgs { args: out, words }
     }
 
     /// The argument array to pass to the real launch.
     pub fn as_ptr(&mut self) -> *mut *mut c_void {
         self.args.as_mut_ptr()
+    }
+}
+
+impl Drop for WindowedArgs {
+    fn drop(&mut self) {
+        let arrays = (
+            std::mem::take(&mut self.args),
+            std::mem::take(&mut self.words),
+        );
+        let _ = POOL.try_with(|p| p.set(Some(arrays)));
     }
 }
 
@@ -252,6 +269,30 @@ mod tests {
         }
         assert_ne!(Kernel::Stub(8).pack(), Kernel::Function(8).pack());
         assert_eq!(Kernel::unpack(0), None);
+    }
+
+    #[test]
+    fn a_threads_next_launch_reuses_the_last_ones_arrays_and_one_in_use_is_not_shared() {
+        let layout = Layout::of_sources(&[8, 8]);
+        let (mut a, mut b) = (0x1000u64, 0x2000u64);
+        let mut args: Vec<*mut c_void> =
+            vec![(&mut a as *mut u64).cast(), (&mut b as *mut u64).cast()];
+        let window = |p: u64| (p, 1);
+        // SAFETY: two u64 arguments.
+        let mut first = unsafe { WindowedArgs::new(&layout, args.as_mut_ptr(), window) };
+        let first_ptr = first.as_ptr();
+        // Made while the first is in use: its own arrays.
+        // SAFETY: as above.
+        let mut during = unsafe { WindowedArgs::new(&layout, args.as_mut_ptr(), window) };
+        assert_ne!(during.as_ptr(), first_ptr);
+        drop(during);
+        drop(first);
+        // SAFETY: as above.
+        let mut next = unsafe { WindowedArgs::new(&layout, args.as_mut_ptr(), window) };
+        let p = next.as_ptr();
+        assert_eq!(p, first_ptr);
+        let word = |i: usize| unsafe { *(*p.add(i)).cast::<u64>() };
+        assert_eq!([word(2), word(3), word(4), word(5)], [0x1000, 1, 0x2000, 1]);
     }
 
     #[test]
