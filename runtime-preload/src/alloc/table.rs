@@ -2,11 +2,12 @@
 //! block base (the header address), so that any address inside a block finds it.
 
 use std::backtrace::Backtrace;
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::sync::Arc;
 
 use cusafe_format::block::{block_base, block_size};
 use cusafe_format::pointer::{is_cusafe, tag_of, POISON_MASK};
+use rustc_hash::FxHashMap;
 
 /// How far (in blocks) [`BlockTable::nearest`] looks.
 pub const NEAREST_SPAN: u64 = 64;
@@ -41,7 +42,9 @@ impl BlockInfo {
 /// The block table.
 #[derive(Debug, Default)]
 pub struct BlockTable {
-    blocks: HashMap<u64, BlockInfo>,
+    /// Keyed by block base with rustc's hasher: this lookup is on every launch of an
+    /// instrumented kernel (once per pointer argument) and every allocation and free.
+    blocks: FxHashMap<u64, BlockInfo>,
     /// Freed blocks, oldest first, as (base, id); trimmed to [`FREED_HISTORY`].
     freed: VecDeque<(u64, u64)>,
 }
