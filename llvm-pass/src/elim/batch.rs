@@ -36,11 +36,7 @@ pub fn form<'ctx>(cfg: &Cfg<'ctx>, accesses: &[Access<'ctx>], plan: &mut Plan<'c
     let order = plan.order.clone();
     for &i in &order {
         let inst = accesses[i].inst;
-        for k in 0..accesses[i].ranges.len() {
-            let id = RangeId {
-                access: i,
-                range: k,
-            };
+        for (id, _) in RangeId::all(i, &accesses[i]) {
             let p = plan.of(id);
             if !matches!(p, CheckPlan::Check(_) | CheckPlan::Leader(..)) {
                 continue;

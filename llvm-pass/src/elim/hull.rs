@@ -131,11 +131,7 @@ pub fn form<'ctx>(ir: &Ir, cfg: &Cfg<'ctx>, accesses: &[Access<'ctx>], plan: &mu
     let mut run: Vec<Row> = Vec::new();
     let order = plan.order.clone();
     for &i in &order {
-        for k in 0..accesses[i].ranges.len() {
-            let id = RangeId {
-                access: i,
-                range: k,
-            };
+        for (id, _) in RangeId::all(i, &accesses[i]) {
             if !matches!(plan.of(id), CheckPlan::Check(_) | CheckPlan::Leader(..)) {
                 continue;
             }

@@ -219,11 +219,7 @@ fn group_neighbours<'ctx>(
             close(&mut open, plan);
             block = Some(bb);
         }
-        for (k, r) in acc.ranges.iter().enumerate() {
-            let id = RangeId {
-                access: i,
-                range: k,
-            };
+        for (id, r) in RangeId::all(i, acc) {
             let (CheckPlan::Check(_), Len::Const(len)) = (plan.of(id), r.len) else {
                 continue;
             };
@@ -477,11 +473,7 @@ fn invariant_point<'ctx>(
 /// of their loop: one check of the whole range in the preheader instead.
 fn hoist_loop_ranges<'ctx>(loops: &LoopAnalyses, accesses: &[Access<'ctx>], plan: &mut Plan<'ctx>) {
     for i in plan.order.clone() {
-        for (k, r) in accesses[i].ranges.iter().enumerate() {
-            let id = RangeId {
-                access: i,
-                range: k,
-            };
+        for (id, r) in RangeId::all(i, &accesses[i]) {
             // Per trip: the range itself, or its group's union around it.
             let (below, len) = match (plan.of(id), r.len) {
                 (CheckPlan::Check(_), Len::Const(len)) => (0, len),

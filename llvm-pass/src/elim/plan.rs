@@ -19,6 +19,17 @@ pub struct RangeId {
 }
 
 impl RangeId {
+    /// The ranges of `accesses[access]`, each with its id.
+    pub fn all<'a, 'ctx>(
+        access: usize,
+        acc: &'a Access<'ctx>,
+    ) -> impl Iterator<Item = (RangeId, &'a Range<'ctx>)> {
+        acc.ranges
+            .iter()
+            .enumerate()
+            .map(move |(range, r)| (RangeId { access, range }, r))
+    }
+
     /// The range this names.
     pub fn of<'a, 'ctx>(self, accesses: &'a [Access<'ctx>]) -> &'a Range<'ctx> {
         &accesses[self.access].ranges[self.range]

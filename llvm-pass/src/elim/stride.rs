@@ -119,11 +119,7 @@ pub fn form<'ctx>(ir: &Ir, cfg: &Cfg<'ctx>, accesses: &[Access<'ctx>], plan: &mu
     for &i in &plan.order.clone() {
         let acc = &accesses[i];
         let bb = acc.inst.get_parent().expect("an access is in a block");
-        for (k, r) in acc.ranges.iter().enumerate() {
-            let id = RangeId {
-                access: i,
-                range: k,
-            };
+        for (id, r) in RangeId::all(i, acc) {
             let (CheckPlan::Check(_), Len::Const(len)) = (plan.of(id), r.len) else {
                 continue;
             };
