@@ -1,26 +1,47 @@
-//! Size classes, block layout and the in-band header.
+//! Size classes, block layout and the header.
 //!
+//! Two layouts, by class:
 //! ```text
+//! in-band (classes up to IN_BAND_LAST_CLASS: blocks of 16 B .. 2 MiB)
 //!  base                     base + PREFIX              base + PREFIX + size     base + 2^(t+3)
 //!  | header | (unused)      | payload ...              | slack (>= 1 byte)      |
+//!
+//! slotted (classes from FIRST_SLOTTED_CLASS: blocks of 4 MiB .. 256 GiB)
+//!  base                           base + GRANULE        base + GRANULE + size    base + 2^(t+3)
+//!  | header granule (shared)      | payload ...         | slack (>= 1 byte, unmapped) |
+//!    header at base + 16 * ((base >> SLOT_SHIFT) mod HEADER_SLOTS)
 //! ```
 //! A block of class `t` is `2^(t+3)` bytes and aligned to its size. The header's first
 //! u64 is the exact payload size; 0 means freed (or never allocated). PREFIX keeps
 //! payloads 256-byte aligned like cudaMalloc's.
+//!
+//! A slotted block's first granule holds no payload: the allocator maps there a physical
+//! *header granule* that up to [`HEADER_SLOTS`] blocks share, each reading its own
+//! 16-byte slot, so a payload of a whole number of granules takes exactly that many
+//! (with the header in-band, one more: a 2 MiB buffer would take 4 MiB).
 
-use crate::pointer::{MAX_TAG, MIN_TAG, POISON_MASK};
+use crate::pointer::{tag_of, MAX_TAG, MIN_TAG, POISON_MASK};
 
-/// Bytes between a block's base (its header) and its payload.
+/// Bytes between an in-band block's base (its header) and its payload.
 pub const PREFIX: u64 = 256;
 /// Byte offset of the exact payload size (u64) in the header.
 pub const HEADER_SIZE_OFFSET: u64 = 0;
 /// Byte offset of the allocation id (u64) in the header (host side only uses it;
 /// device checks read only the size).
 pub const HEADER_ID_OFFSET: u64 = 8;
-/// Bytes of the header that carry meaning.
+/// Bytes of the header that carry meaning (and of one header slot).
 pub const HEADER_BYTES: u64 = 16;
 /// Physical mapping granularity of the driver's VMM API.
 pub const GRANULE: u64 = 2 << 20;
+/// The largest class with the in-band layout (2 MiB blocks).
+pub const IN_BAND_LAST_CLASS: u32 = 18;
+/// The smallest class with the slotted layout (4 MiB blocks).
+pub const FIRST_SLOTTED_CLASS: u32 = IN_BAND_LAST_CLASS + 1;
+/// log2 of the smallest slotted block: a slotted block's header slot is taken from the
+/// base's bits from here up.
+pub const SLOT_SHIFT: u32 = class_shift(FIRST_SLOTTED_CLASS);
+/// Header slots in one header granule.
+pub const HEADER_SLOTS: u64 = GRANULE / HEADER_BYTES;
 
 /// log2 of the block size of class `t`.
 pub const fn class_shift(t: u32) -> u32 {
@@ -32,11 +53,38 @@ pub const fn block_size(t: u32) -> u64 {
     1u64 << class_shift(t)
 }
 
-/// The smallest class whose block holds the header prefix, `size` payload bytes and
-/// one byte of slack (so a one-past-the-end pointer stays in the block), or `None`
-/// when `size` is too large for any class.
+/// Whether class `t` has the slotted layout (header in a shared header granule,
+/// payload at base + [`GRANULE`]).
+pub const fn is_slotted(t: u32) -> bool {
+    t >= FIRST_SLOTTED_CLASS
+}
+
+/// Bytes from a class-`t` block's base to its payload.
+pub const fn prefix(t: u32) -> u64 {
+    if is_slotted(t) {
+        GRANULE
+    } else {
+        PREFIX
+    }
+}
+
+/// The smallest class whose layout holds the prefix, `size` payload bytes and one byte
+/// of slack (so a one-past-the-end pointer stays in the block), or `None` when `size`
+/// is too large for any class.
 pub const fn class_for(size: u64) -> Option<u32> {
-    let need = match PREFIX.checked_add(size) {
+    match smallest_holding(PREFIX, size) {
+        Some(t) if t <= IN_BAND_LAST_CLASS => Some(t),
+        Some(_) => match smallest_holding(GRANULE, size) {
+            Some(t) if t <= MAX_TAG => Some(t),
+            _ => None,
+        },
+        None => None,
+    }
+}
+
+/// The smallest class (at least [`MIN_TAG`]) whose block holds `prefix + size + 1` bytes.
+const fn smallest_holding(prefix: u64, size: u64) -> Option<u32> {
+    let need = match prefix.checked_add(size) {
         Some(n) => match n.checked_add(1) {
             Some(n) => n,
             None => return None,
@@ -50,33 +98,49 @@ pub const fn class_for(size: u64) -> Option<u32> {
     } else {
         bits
     };
-    let t = bits - 3;
-    if t > MAX_TAG {
-        None
-    } else {
-        Some(t)
-    }
+    Some(bits - 3)
 }
 
 /// Largest payload a cusafe block can hold.
 pub const fn max_payload() -> u64 {
-    block_size(MAX_TAG) - PREFIX - 1
+    block_size(MAX_TAG) - prefix(MAX_TAG) - 1
 }
 
-/// Base (header address) of the block that the unpoisoned pointer `p` of class `t` is in.
+/// Base of the block that the unpoisoned pointer `p` of class `t` is in.
 pub const fn block_base(p: u64, t: u32) -> u64 {
     (p & !POISON_MASK) & !(block_size(t) - 1)
 }
 
-/// Payload address of a block whose header is at `base`.
-pub const fn payload(base: u64) -> u64 {
-    base + PREFIX
+/// The header slot of the slotted block at `base`.
+pub const fn header_slot(base: u64) -> u64 {
+    (base >> SLOT_SHIFT) & (HEADER_SLOTS - 1)
 }
 
-/// Bytes of physical memory backing a block with `size` payload bytes: header prefix
-/// plus payload, rounded up to [`GRANULE`] (what large blocks map; slabs share one granule).
-pub const fn backed_bytes(size: u64) -> u64 {
-    (PREFIX + size).div_ceil(GRANULE) * GRANULE
+/// Address of the header of the block at `base` (its class is its tag): the base for
+/// in-band blocks, the block's slot in the header granule for slotted ones.
+pub const fn header_addr(base: u64) -> u64 {
+    if is_slotted(tag_of(base)) {
+        base + header_slot(base) * HEADER_BYTES
+    } else {
+        base
+    }
+}
+
+/// Payload address of the block at `base` (its class is its tag).
+pub const fn payload(base: u64) -> u64 {
+    base + prefix(tag_of(base))
+}
+
+/// Where the physical memory of the block at `base` that holds `size` bytes is mapped
+/// and how many bytes it is (a multiple of [`GRANULE`]): for in-band blocks the prefix
+/// and payload from the base (what blocks outside slabs map; slabs share one granule),
+/// for slotted ones the payload alone from base + [`GRANULE`].
+pub const fn backing(base: u64, size: u64) -> (u64, u64) {
+    if is_slotted(tag_of(base)) {
+        (base + GRANULE, size.div_ceil(GRANULE) * GRANULE)
+    } else {
+        (base, (PREFIX + size).div_ceil(GRANULE) * GRANULE)
+    }
 }
 
 /// The device check (the bounds comparison against the header, docs/pass.md) in host terms: does an access of `len` bytes
@@ -105,5 +169,31 @@ mod tests {
         assert_eq!(class_for(max_payload()), Some(MAX_TAG));
         assert_eq!(class_for(max_payload() + 1), None);
         assert_eq!(class_for(u64::MAX), None);
+    }
+
+    #[test]
+    fn the_layouts_meet_at_two_mebibytes() {
+        // The largest in-band payload fills a 2 MiB block but for one byte of slack.
+        assert_eq!(class_for(GRANULE - PREFIX - 1), Some(IN_BAND_LAST_CLASS));
+        assert_eq!(class_for(GRANULE - PREFIX), Some(FIRST_SLOTTED_CLASS));
+        // 2 MiB of payload after the header granule, plus one byte: an 8 MiB block.
+        assert_eq!(class_for(GRANULE), Some(20));
+        assert_eq!(class_for(GRANULE - 1), Some(19));
+        assert_eq!(SLOT_SHIFT, 22);
+        assert_eq!(HEADER_SLOTS, 1 << 17);
+    }
+
+    #[test]
+    fn slotted_blocks_back_only_their_payload() {
+        let base = crate::pointer::window_base(20) + 5 * block_size(20);
+        assert_eq!(payload(base), base + GRANULE);
+        assert_eq!(header_addr(base), base + 5 * 2 * HEADER_BYTES);
+        assert_eq!(backing(base, GRANULE), (base + GRANULE, GRANULE));
+        assert_eq!(backing(base, GRANULE + 1), (base + GRANULE, 2 * GRANULE));
+        let small = crate::pointer::window_base(10) + 3 * block_size(10);
+        assert_eq!(header_addr(small), small);
+        assert_eq!(payload(small), small + PREFIX);
+        let two = crate::pointer::window_base(18);
+        assert_eq!(backing(two, GRANULE - PREFIX - 1), (two, GRANULE));
     }
 }

@@ -46,6 +46,10 @@ pub const SCALARS: &[(&str, u64)] = &[
     ("MIN_TAG", pt::MIN_TAG as u64),
     ("MAX_TAG", pt::MAX_TAG as u64),
     ("PREFIX", block::PREFIX),
+    ("HEADER_BYTES", block::HEADER_BYTES),
+    ("FIRST_SLOTTED_CLASS", block::FIRST_SLOTTED_CLASS as u64),
+    ("SLOT_SHIFT", block::SLOT_SHIFT as u64),
+    ("HEADER_SLOTS", block::HEADER_SLOTS),
     // Local and shared pseudo-pointers (pseudo.rs).
     ("PSEUDO_BIT", ps::PSEUDO_BIT as u64),
     ("CLASS_SHIFT", ps::CLASS_SHIFT as u64),

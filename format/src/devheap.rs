@@ -1,8 +1,8 @@
 //! The device heap: `malloc`, `free`, `new` and `delete` in kernels.
 //!
 //! The pass sends every device `malloc` to device-rt's `__cusafe_malloc` and every
-//! `free` to `__cusafe_free`. Their blocks are ordinary cusafe blocks (the layout of
-//! [`crate::block`]: header with the exact size at the base, payload at base + 256),
+//! `free` to `__cusafe_free`. Their blocks are ordinary cusafe blocks of the in-band
+//! classes ([`crate::block`]: header with the exact size at the base, payload at base + 256),
 //! so the checks need nothing new. They come from an *arena*: one piece of physical
 //! memory of [`arena_bytes`](State) that the runtime maps at the top of every window
 //! whose class the arena serves, at [`arena_va`]`(t)`. A class-`t` block at arena
@@ -30,7 +30,7 @@
 //! oldest first and only once the bump pointer has reached the end of the arena: the
 //! longest quarantine the arena allows.
 
-use crate::block::class_for;
+use crate::block::{class_for, IN_BAND_LAST_CLASS};
 use crate::pointer::{is_cusafe, tag_of, window_base, ADDRESS_END, WINDOW_SIZE};
 
 /// Address space at the top of every served window kept for the arena (the largest
@@ -79,9 +79,14 @@ pub const fn in_arena(p: u64) -> bool {
 
 /// The classes an arena of `bytes` (a power of two, at most [`ARENA_SPAN`]) serves:
 /// from [`MIN_CLASS`] (or `first_available`, the smallest class whose window the runtime
-/// holds, if larger) to the class of blocks as large as the arena.
+/// holds, if larger) to the class of blocks as large as the arena, at most
+/// [`IN_BAND_LAST_CLASS`] (device-heap blocks keep their header in-band; a larger
+/// device `malloc` goes to the real one).
 pub fn served_classes(bytes: u64, first_available: u32) -> std::ops::RangeInclusive<u32> {
-    let last = bytes.trailing_zeros().saturating_sub(3);
+    let last = bytes
+        .trailing_zeros()
+        .saturating_sub(3)
+        .min(IN_BAND_LAST_CLASS);
     MIN_CLASS.max(first_available)..=last
 }
 
@@ -124,7 +129,7 @@ mod tests {
 
     #[test]
     fn arena_pointers_are_tagged_and_known() {
-        for t in MIN_CLASS..=23 {
+        for t in MIN_CLASS..=IN_BAND_LAST_CLASS {
             let base = arena_va(t) + 3 * block_size(t);
             let p = payload(base);
             assert_eq!(tag_of(p), t);
@@ -152,23 +157,25 @@ mod tests {
 
     #[test]
     fn state_layout() {
-        let b = state(64 << 20, &(6..=23));
+        let b = state(64 << 20, &(6..=18));
         assert_eq!(u64::from_le_bytes(b[0..8].try_into().unwrap()), 64 << 20);
         assert_eq!(u64::from_le_bytes(b[8..16].try_into().unwrap()), 0);
         assert_eq!(u32::from_le_bytes(b[16..20].try_into().unwrap()), 6);
-        assert_eq!(u32::from_le_bytes(b[20..24].try_into().unwrap()), 23);
+        assert_eq!(u32::from_le_bytes(b[20..24].try_into().unwrap()), 18);
         const _: () = assert!(STATE_OFFSET + STATE_BYTES <= crate::rtpage::COVERAGE_OFFSET);
     }
 
     #[test]
     fn classes_of_device_mallocs() {
         let c = served_classes(64 << 20, 1);
-        assert_eq!(c, 6..=23);
+        assert_eq!(c, 6..=IN_BAND_LAST_CLASS);
         assert_eq!(class_of(1, &c), Some(6));
         assert_eq!(class_of(255, &c), Some(6));
         assert_eq!(class_of(256, &c), Some(7));
-        assert_eq!(class_of((64 << 20) - 257, &c), Some(23));
-        assert_eq!(class_of((64 << 20) - 256, &c), None);
+        // The largest in-band block; beyond it (slotted classes), the real malloc.
+        assert_eq!(class_of((2 << 20) - 257, &c), Some(IN_BAND_LAST_CLASS));
+        assert_eq!(class_of((2 << 20) - 256, &c), None);
+        assert_eq!(served_classes(1 << 20, 1), 6..=17);
         // Windows below 9 missing (host ASan): small blocks take class 9.
         assert_eq!(class_of(1, &served_classes(64 << 20, 9)), Some(9));
     }

@@ -14,7 +14,7 @@
 //! ([`Layout::from_param_sizes`]). They then pass `n + 2k` arguments: the program's
 //! `n`, then each window. A kernel without the marker is launched as it is.
 
-use crate::block::{block_base, block_size, PREFIX};
+use crate::block::{block_base, block_size, payload, PREFIX};
 use crate::devheap::in_arena;
 use crate::pointer::{in_null_page, is_cusafe, tag_of, FOREIGN_WINDOW};
 use crate::pseudo::PSEUDO_BIT;
@@ -148,7 +148,7 @@ pub fn launch_bounds(
         (block_base(p, t) + PREFIX, block_size(t) - PREFIX - 1)
     } else if is_cusafe(p) && p < 1 << PSEUDO_BIT {
         let base = block_base(p, tag_of(p));
-        (base + PREFIX, header(base))
+        (payload(base), header(base))
     } else if p >= 1 << PSEUDO_BIT {
         (p, 0)
     } else if in_null_page(p) {

@@ -21,9 +21,33 @@ proptest! {
     #[test]
     fn class_is_smallest_that_fits((size, t) in size_and_class()) {
         prop_assert!((MIN_TAG..=MAX_TAG).contains(&t));
-        prop_assert!(PREFIX + size < block_size(t));
+        prop_assert!(prefix(t) + size < block_size(t));
         if t > MIN_TAG {
-            prop_assert!(PREFIX + size + 1 > block_size(t - 1));
+            prop_assert!(prefix(t - 1) + size + 1 > block_size(t - 1));
+        }
+    }
+
+    #[test]
+    fn headers_sit_in_the_prefix_and_backing_covers_the_payload((size, t) in size_and_class(), slot: u64) {
+        let base = block_at(t, slot);
+        let hdr = header_addr(base);
+        prop_assert!(hdr >= base && hdr + HEADER_BYTES <= payload(base));
+        prop_assert_eq!(hdr % HEADER_BYTES, 0);
+        let (at, bytes) = backing(base, size);
+        prop_assert_eq!(at % GRANULE, 0);
+        prop_assert_eq!(bytes % GRANULE, 0);
+        prop_assert!(at <= payload(base) && payload(base) + size <= at + bytes);
+        if is_slotted(t) {
+            // Only the payload is backed: within a granule of its size.
+            prop_assert_eq!(at, base + GRANULE);
+            prop_assert!(bytes < size + GRANULE);
+            // Neighbouring blocks of a class take different slots (2^17 in a row).
+            let next = base + block_size(t);
+            if tag_of(next) == t && t == FIRST_SLOTTED_CLASS {
+                prop_assert_ne!(header_slot(next), header_slot(base));
+            }
+        } else {
+            prop_assert_eq!(hdr, base);
         }
     }
 

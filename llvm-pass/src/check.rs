@@ -5,9 +5,11 @@
 //! ```text
 //!   root half (shared, or hoisted to a loop preheader: see elim/mod.rs)
 //!     ri = root; t = ri >> 41; in = (t - 1) <u 35  (false for any root with bits 47..63)
-//!     base = ri & (-1 << (t + 3)); hdr = load i64 (in ? base : @__cusafe_no_header)
+//!     base = ri & (-1 << (t + 3)); slotted = t >=u 19
+//!     at = slotted ? base | ((base >> 18) & 0x1ffff0) : base   (header slot, 16 B each)
+//!     hdr = load i64 (in ? at : @__cusafe_no_header)
 //!     tagged = ri >=u 1 << 47                       (poisoned or pseudo)
-//!     start = in ? base + PREFIX : (tagged ? ri : 64 KiB)
+//!     start = in ? base + (slotted ? 2 MiB : PREFIX) : (tagged ? ri : 64 KiB)
 //!     limit = in ? hdr : (tagged ? 0 : 2^47 - 64 KiB)
 //!   address half (at the access)
 //!     end = (addr - start) + len
@@ -29,7 +31,9 @@ use crate::ir::{addr_space, space, Ir, AS_GLOBAL};
 use crate::launch::{RootPart, Windows};
 use crate::sites::Sites;
 use crate::strip::Roots;
-use cusafe_format::block::{class_shift, PREFIX};
+use cusafe_format::block::{
+    class_shift, FIRST_SLOTTED_CLASS, GRANULE, HEADER_BYTES, HEADER_SLOTS, PREFIX, SLOT_SHIFT,
+};
 use cusafe_format::pointer::{FOREIGN_WINDOW, MAX_TAG, MIN_TAG, TAG_SHIFT};
 use cusafe_format::pseudo::PSEUDO_BIT;
 use inkwell::basic_block::BasicBlock;
@@ -644,8 +648,17 @@ impl<'ctx> Checker<'ctx> {
         );
         let shift = ir.and(ir.add(t, ir.c64(class_shift(0).into())), ir.c64(63));
         let base = ir.and(ri, ir.shl(ir.c64(u64::MAX), shift));
+        // Slotted blocks (format::block): the header is the base's slot in the shared
+        // header granule, the payload a granule in.
+        let slotted = ir.icmp(UGE, t, ir.c64(FIRST_SLOTTED_CLASS.into()));
+        let slot_bits = HEADER_BYTES.trailing_zeros();
+        let slot = ir.and(
+            ir.lshr(base, ir.c64((SLOT_SHIFT - slot_bits).into())),
+            ir.c64((HEADER_SLOTS - 1) << slot_bits),
+        );
+        let at = ir.select(slotted, ir.or(base, slot), base);
         let no_hdr = self.no_header.const_to_int(ir.i64);
-        let hdr_addr = ir.select(in_range, base, no_hdr);
+        let hdr_addr = ir.select(in_range, at, no_hdr);
         let hdr_ptr = ir.b.build_int_to_ptr(hdr_addr, ir.gptr, "cusafe.hdr");
         let hdr_ptr = hdr_ptr.expect("positioned");
         let size = ir.b.build_load(ir.i64, hdr_ptr, "cusafe.size");
@@ -657,7 +670,11 @@ impl<'ctx> Checker<'ctx> {
         let other_start = ir.select(tagged, ri, ir.c64(foreign_start));
         let other_limit = ir.select(tagged, ir.c64(0), ir.c64(foreign_limit));
         RootPart {
-            start: ir.select(in_range, ir.add(base, ir.c64(PREFIX)), other_start),
+            start: ir.select(
+                in_range,
+                ir.add(base, ir.select(slotted, ir.c64(GRANULE), ir.c64(PREFIX))),
+                other_start,
+            ),
             limit: ir.select(in_range, size, other_limit),
         }
     }

@@ -4,7 +4,8 @@
 use std::collections::{HashMap, HashSet};
 
 use cusafe_format::block::{
-    backed_bytes, block_base, block_size, class_for, GRANULE, HEADER_BYTES, PREFIX,
+    backing, block_base, block_size, class_for, header_addr, is_slotted, GRANULE, HEADER_BYTES,
+    PREFIX,
 };
 use cusafe_format::pointer::{is_cusafe, tag_of, window_base, WINDOW_SIZE};
 use cusafe_rt::alloc::{
@@ -19,7 +20,12 @@ fn allocator() -> Allocator<HostBackend> {
 }
 
 fn base_of(b: &BlockInfo) -> u64 {
-    b.ptr - PREFIX
+    block_base(b.ptr, tag_of(b.ptr))
+}
+
+/// Where device code reads the block's header.
+fn hdr_of(b: &BlockInfo) -> u64 {
+    header_addr(base_of(b))
 }
 
 #[test]
@@ -43,17 +49,18 @@ fn blocks_carry_their_class_tag_and_alignment() {
         assert!(is_cusafe(b.ptr));
         assert_eq!(tag_of(b.ptr), t, "size {size}");
         assert_eq!(b.ptr % 256, 0);
+        let prefix = if is_slotted(t) { GRANULE } else { PREFIX };
         assert_eq!(
-            block_base(b.ptr, t),
+            b.ptr - prefix,
             base_of(&b),
-            "payload sits PREFIX after the block base"
+            "payload sits PREFIX (slotted: a granule) after the block base"
         );
         assert!(
             b.ptr + size < base_of(&b) + block_size(t),
             "one-past-the-end stays in the block"
         );
         assert_eq!(
-            a.backend().read_u64(base_of(&b)),
+            a.backend().read_u64(hdr_of(&b)),
             Some(size),
             "header of {size}"
         );
@@ -79,8 +86,8 @@ fn headers_zero_on_free_and_for_unallocated_slab_blocks() {
     let c = a.alloc(400, None).unwrap();
     assert_eq!(c.ptr, b.ptr + bs, "bump allocation inside the slab");
     a.free(b.ptr, None).unwrap();
-    assert_eq!(a.backend().read_u64(base_of(&b)), Some(0));
-    assert_eq!(a.backend().read_u64(base_of(&c)), Some(400));
+    assert_eq!(a.backend().read_u64(hdr_of(&b)), Some(0));
+    assert_eq!(a.backend().read_u64(hdr_of(&c)), Some(400));
 }
 
 #[test]
@@ -98,25 +105,79 @@ fn the_tables_header_word_is_what_the_device_reads() {
     let slab_neighbour = base_of(&blocks[2]) + 4 * block_size(tag_of(blocks[2].ptr));
     let bases = blocks.iter().map(base_of).chain([slab_neighbour]);
     for base in bases {
-        let device = a.backend().read_u64(base).expect("header mapped");
+        let device = a
+            .backend()
+            .read_u64(header_addr(base))
+            .expect("header mapped");
         assert_eq!(a.table().header_word(base), device, "base {base:#x}");
     }
 }
 
 #[test]
-fn large_blocks_write_both_size_words_and_map_only_what_they_need() {
+fn two_mebibyte_blocks_map_header_and_payload_and_leave_a_read_only_tombstone() {
     let mut a = allocator();
-    let size = (5u64 << 30) + 12345;
+    let size = (2 << 20) - 300;
     let b = a.alloc(size, None).unwrap();
+    assert!(!is_slotted(tag_of(b.ptr)));
+    assert_eq!(backing(base_of(&b), size), (base_of(&b), GRANULE));
     assert_eq!(a.backend().read_u64(base_of(&b)), Some(size));
-    let backed = backed_bytes(size);
-    assert!(a.backend().is_mapped(base_of(&b) + backed - 1));
-    assert!(!a.backend().is_mapped(base_of(&b) + backed));
     a.free(b.ptr, None).unwrap();
     // A read-only tombstone now answers at the header: size 0, not an unmapped page.
     assert_eq!(a.backend().read_u64(base_of(&b)), Some(0));
     assert_eq!(a.backend().access(base_of(&b)), Some(Access::ReadOnly));
-    assert!(!a.backend().is_mapped(base_of(&b) + GRANULE));
+}
+
+#[test]
+fn slotted_blocks_map_only_their_payload_and_keep_a_zero_slot_when_freed() {
+    let mut a = allocator();
+    let size = (5u64 << 30) + 12345;
+    let b = a.alloc(size, None).unwrap();
+    assert!(is_slotted(tag_of(b.ptr)));
+    assert_eq!(a.backend().read_u64(hdr_of(&b)), Some(size));
+    let (at, backed) = backing(base_of(&b), size);
+    assert_eq!(at, b.ptr);
+    assert!(a.backend().is_mapped(at + backed - 1));
+    assert!(!a.backend().is_mapped(at + backed));
+    a.free(b.ptr, None).unwrap();
+    // The header granule stays: the slot reads 0, the payload is gone.
+    assert_eq!(a.backend().read_u64(hdr_of(&b)), Some(0));
+    assert!(!a.backend().is_mapped(b.ptr));
+}
+
+#[test]
+fn whole_granule_payloads_take_no_granule_more() {
+    // The case of PyTorch's 2 MiB and 20 MiB segments: with an in-band header each would
+    // take one more granule.
+    let mut a = allocator();
+    let first = a.alloc(2 << 20, None).unwrap();
+    let created = a.backend().ops().creates;
+    for size in [2u64 << 20, 4 << 20, 20 << 20, 64 << 20] {
+        let b = a.alloc(size, None).unwrap();
+        assert_eq!(backing(base_of(&b), size).1, size, "size {size}");
+        assert_eq!(a.backend().read_u64(hdr_of(&b)), Some(size));
+    }
+    // One physical allocation each: the first block's header granule serves them all.
+    assert_eq!(a.backend().ops().creates, created + 4);
+    assert_eq!(a.stats().header_granules, 1);
+    assert_eq!(a.backend().read_u64(hdr_of(&first)), Some(2 << 20));
+}
+
+#[test]
+fn blocks_whose_slots_collide_get_another_header_granule() {
+    // 5 GiB blocks are 8 GiB apart: 2048 slots, so bases 64 blocks apart share a slot,
+    // and 100 of them (of the window's 255) must collide somewhere.
+    let mut a = allocator();
+    let blocks: Vec<BlockInfo> = (0..100u64)
+        .map(|i| a.alloc((5 << 30) + i, None).unwrap())
+        .collect();
+    assert!(a.stats().header_granules >= 2);
+    for b in &blocks {
+        assert_eq!(a.backend().read_u64(hdr_of(b)), Some(b.size));
+    }
+    for b in &blocks {
+        a.free(b.ptr, None).unwrap();
+        assert_eq!(a.backend().read_u64(hdr_of(b)), Some(0));
+    }
 }
 
 #[test]
@@ -159,7 +220,7 @@ fn a_full_slab_retires_when_its_last_block_is_freed() {
     assert_eq!(a.backend().ops().unmaps, unmaps + 1);
     // The slot keeps reading zero headers through the tombstone.
     for b in &blocks {
-        assert_eq!(a.backend().read_u64(base_of(b)), Some(0));
+        assert_eq!(a.backend().read_u64(hdr_of(b)), Some(0));
     }
     // The next slab reuses the cached chunk, with fresh zero headers, at another slot.
     let creates = a.backend().ops().creates;
@@ -171,7 +232,7 @@ fn a_full_slab_retires_when_its_last_block_is_freed() {
     );
     assert_eq!(a.stats().chunks_reused, 1);
     assert_ne!(base_of(&n) & !(GRANULE - 1), slot);
-    assert_eq!(a.backend().read_u64(base_of(&n)), Some(size));
+    assert_eq!(a.backend().read_u64(hdr_of(&n)), Some(size));
     assert_eq!(a.backend().read_u64(base_of(&n) + block_size(t)), Some(0));
 }
 
@@ -246,7 +307,7 @@ fn lookup_finds_live_and_freed_blocks_from_any_address_inside() {
     let mut a = allocator();
     let b = a.alloc(5000, None).unwrap();
     assert_eq!(a.table().lookup(b.ptr + 4999).unwrap().id, b.id);
-    assert_eq!(a.table().lookup(b.ptr - PREFIX).unwrap().id, b.id);
+    assert_eq!(a.table().lookup(base_of(&b)).unwrap().id, b.id);
     a.free(b.ptr, None).unwrap();
     assert!(a.table().lookup(b.ptr + 10).unwrap().freed);
     // Nearest: a poisoned pointer 3 blocks past the end still names the block.
@@ -268,7 +329,7 @@ fn failed_physical_allocation_leaves_no_trace() {
     assert_eq!(a.backend().mapping_count(), 0);
     assert_eq!(a.backend().live_handles(), 1, "the chunk went to the cache");
     let b = a.alloc(400, None).unwrap();
-    assert_eq!(a.backend().read_u64(base_of(&b)), Some(400));
+    assert_eq!(a.backend().read_u64(hdr_of(&b)), Some(400));
     assert_eq!(b.id, 1, "failed allocations take no id");
     assert!(matches!(
         a.alloc(u64::MAX, None),
@@ -286,8 +347,10 @@ fn chunk_cache_is_bounded() {
     for b in &blocks {
         a.free(b.ptr, None).unwrap();
     }
-    // 4 MiB blocks do not go to the 2 MiB chunk cache: all released; the tombstone stays.
-    assert_eq!(a.backend().live_handles(), live - blocks.len() + 1);
+    // 4 MiB payloads do not go to the 2 MiB chunk cache: all released; the header
+    // granule stays, their tombstone.
+    assert_eq!(a.backend().live_handles(), live - blocks.len());
+    assert_eq!(a.stats().header_granules, 1);
     let small: Vec<_> = (0..MAX_CACHED_CHUNKS + 8)
         .map(|_| a.alloc((2 << 20) - 300, None).unwrap())
         .collect();
@@ -295,9 +358,10 @@ fn chunk_cache_is_bounded() {
     for b in &small {
         a.free(b.ptr, None).unwrap();
     }
+    // The first free made the read-only zero tombstone of 2 MiB blocks.
     assert_eq!(
         a.backend().live_handles(),
-        before - 8,
+        before - 8 + 1,
         "cache holds MAX_CACHED_CHUNKS"
     );
 }
@@ -379,10 +443,10 @@ proptest! {
             }
         }
         for b in &live {
-            prop_assert_eq!(a.backend().read_u64(base_of(b)), Some(b.size));
+            prop_assert_eq!(a.backend().read_u64(hdr_of(b)), Some(b.size));
         }
         for b in &freed {
-            prop_assert_eq!(a.backend().read_u64(base_of(b)), Some(0));
+            prop_assert_eq!(a.backend().read_u64(hdr_of(b)), Some(0));
             let is_double = matches!(a.free(b.ptr, None), Err(FreeError::DoubleFree { .. }));
             prop_assert!(is_double);
         }
@@ -415,7 +479,8 @@ fn windows_taken_by_the_process_promote_their_sizes() {
         assert_eq!(tag_of(b.ptr), FIRST_REQUIRED_TAG, "size {size}");
         assert_eq!(b.size, size, "exact bounds kept");
         assert_eq!(
-            a.backend().read_u64(block_base(b.ptr, FIRST_REQUIRED_TAG)),
+            a.backend()
+                .read_u64(header_addr(block_base(b.ptr, FIRST_REQUIRED_TAG))),
             Some(size),
             "header"
         );

@@ -25,7 +25,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Barrier, Mutex, MutexGuard};
 
-use cusafe_format::block::{block_base, block_size, class_for, PREFIX};
+use cusafe_format::block::{block_base, block_size, class_for, header_addr, payload};
 use cusafe_format::pointer::{is_cusafe, tag_of, POISON_MASK};
 use cusafe_rt::alloc::{
     is_slab_class, AllocError, Allocator, BlockInfo, FreeError, HostBackend, MAX_CACHED_CHUNKS,
@@ -127,7 +127,7 @@ struct World {
 }
 
 fn base_of(ptr: u64) -> u64 {
-    ptr - PREFIX
+    block_base(ptr, tag_of(ptr))
 }
 
 fn outcome_of_alloc(r: &Result<BlockInfo, AllocError>) -> Outcome {
@@ -198,9 +198,9 @@ impl World {
         if b.size != size || !is_cusafe(b.ptr) || Some(t) != class_for(size) {
             return Err(format!("alloc({size}) gave {b:?} (tag {t})"));
         }
-        if block_base(b.ptr, t) != base || b.ptr % 256 != 0 {
+        if payload(base) != b.ptr || b.ptr % 256 != 0 {
             return Err(format!(
-                "alloc({size}): payload {:#x} not at base + PREFIX",
+                "alloc({size}): payload {:#x} not at the block's payload offset",
                 b.ptr
             ));
         }
@@ -218,10 +218,10 @@ impl World {
                 "alloc({size}) at {base:#x}..{end:#x} overlaps {o:?}"
             ));
         }
-        if self.a.backend().read_u64(base) != Some(size) {
+        if self.a.backend().read_u64(header_addr(base)) != Some(size) {
             return Err(format!(
                 "alloc({size}): header reads {:?}",
-                self.a.backend().read_u64(base)
+                self.a.backend().read_u64(header_addr(base))
             ));
         }
         self.last_id = b.id;
@@ -264,10 +264,10 @@ impl World {
             self.live.remove(&base);
             self.freed.push(base);
             self.dead.insert(l.ptr, l.id);
-            if self.a.backend().read_u64(base) != Some(0) {
+            if self.a.backend().read_u64(header_addr(base)) != Some(0) {
                 return Err(format!(
                     "free({ptr:#x}): header reads {:?} afterwards",
-                    self.a.backend().read_u64(base)
+                    self.a.backend().read_u64(header_addr(base))
                 ));
             }
         }
@@ -296,13 +296,13 @@ impl World {
                 return Err(format!("block at {base:#x} overlaps the one before"));
             }
             prev_end = l.end;
-            let header = self.a.backend().read_u64(base);
+            let header = self.a.backend().read_u64(header_addr(base));
             if header != Some(l.size) || class_for(l.size) != Some(tag_of(l.ptr)) {
                 return Err(format!("live {l:?}: header {header:?}"));
             }
         }
         for &base in self.freed.iter().rev().take(64) {
-            let header = self.a.backend().read_u64(base);
+            let header = self.a.backend().read_u64(header_addr(base));
             if !self.live.contains_key(&base) && !matches!(header, None | Some(0)) {
                 return Err(format!("freed block at {base:#x}: header {header:?}"));
             }
@@ -503,14 +503,14 @@ fn run_threads(threads: &[Vec<Op>]) -> Result<(), String> {
     if !w.a.live_blocks().is_empty() {
         return Err(format!("leak list not empty: {:?}", w.a.live_blocks()));
     }
-    // Physical memory left: the tombstone, cached chunks, and the slab each slab class
-    // keeps filling.
+    // Physical memory left: the tombstone, the header granules of slotted blocks, cached
+    // chunks, and the slab each slab class keeps filling.
     let slab_classes = w.classes.iter().filter(|&&t| is_slab_class(t)).count();
     let handles = w.a.backend().live_handles();
-    if handles > 1 + MAX_CACHED_CHUNKS + slab_classes {
+    let kept = 1 + stats.header_granules as usize + MAX_CACHED_CHUNKS + slab_classes;
+    if handles > kept {
         return Err(format!(
-            "{handles} physical allocations left (at most {} expected)",
-            1 + MAX_CACHED_CHUNKS + slab_classes
+            "{handles} physical allocations left (at most {kept} expected)"
         ));
     }
     replay(&w.log)

@@ -25,8 +25,8 @@ use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use cusafe_format::block::PREFIX;
-use cusafe_format::pointer::is_cusafe;
+use cusafe_format::block::{block_base, header_addr};
+use cusafe_format::pointer::{is_cusafe, tag_of};
 use cusafe_rt::alloc::{Allocator, FreeError, HostBackend};
 use cusafe_rt::options::{OptionError, Options};
 use cusafe_rt::rng::Rng;
@@ -449,7 +449,8 @@ fn the_allocator_starts_over_after_a_reset() {
             assert!(b.id > freed_large.id);
             assert!(is_cusafe(b.ptr));
             assert!(![small.ptr, large.ptr, freed.ptr, freed_large.ptr].contains(&b.ptr));
-            assert_eq!(a.backend().read_u64(b.ptr - PREFIX), Some(size));
+            let hdr = header_addr(block_base(b.ptr, tag_of(b.ptr)));
+            assert_eq!(a.backend().read_u64(hdr), Some(size));
             a.free(b.ptr, None).unwrap();
         }
     }

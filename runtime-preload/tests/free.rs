@@ -170,8 +170,11 @@ fn free_errors_become_reports() {
     assert_eq!(r.kind, Kind::DoubleFree);
     assert!(text::render(&r, 1).contains("the 100-byte buffer #1 (freed)"));
     // The header stays zero and the block stays in the table as freed.
-    let base = b.ptr - PREFIX;
-    assert_eq!(a.backend().read_u64(base), Some(0));
+    assert_eq!(
+        a.backend().read_u64(b.ptr - PREFIX),
+        Some(0),
+        "a slab block's header"
+    );
     assert!(a.table().lookup(b.ptr).unwrap().freed);
 }
 

@@ -14,6 +14,7 @@ define void @k(ptr %a, i64 %i, i64 %j) {
 ; CHECK: %cusafe.strip = getelementptr i8, ptr %a
 ; CHECK: [[RI:%.*]] = ptrtoint ptr %a to i64
 ; CHECK: lshr i64 [[RI]], 41
+; CHECK: select i1 {{%.*}}, i64 2097152, i64 256
 ; CHECK: [[START:%.*]] = select i1 {{%.*}}, i64 {{%.*}}, i64 {{%.*}}
 ; CHECK: [[AI:%.*]] = ptrtoint ptr addrspace(1) %r to i64
 ; CHECK: [[OFF:%.*]] = sub i64 [[AI]], [[START]]

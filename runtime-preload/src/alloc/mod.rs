@@ -1,22 +1,28 @@
 //! The tagged allocator (docs/runtime.md, "Allocator"): pure Rust over a [`Backend`].
 //!
 //! * A block of class `t` (`cusafe_format::block::class_for`) lives in window `t`, so
-//!   its pointer carries the tag; its header (exact size) sits at the block base.
+//!   its pointer carries the tag; its header (exact size) sits at the block base, or for
+//!   the slotted classes (blocks of 4 MiB and up) in the block's slot of a shared
+//!   header granule mapped over the block's first granule (`headers.rs`).
 //! * Blocks smaller than a granule come from *slabs*: one 2 MiB physical chunk mapped
 //!   at a random never-used 2 MiB slot of the window, blocks bump-allocated and never
 //!   handed out twice. A slab whose blocks were all handed out and all freed is
 //!   *retired*: its chunk is unmapped (and cached for another slab, which zeroes the
 //!   block headers when it maps it), and its slot is quarantined.
-//! * Larger blocks get their own random `2^(t+3)`-aligned slot with
-//!   `backed_bytes(size)` of physical memory; the rest of the slot stays unmapped.
+//! * Larger blocks get their own random `2^(t+3)`-aligned slot with the physical memory
+//!   `block::backing` names (prefix and payload for 2 MiB blocks, the payload alone
+//!   for slotted ones); the rest of the slot stays unmapped.
 //! * A freed block's header reads 0: slab blocks get it zeroed; retired slabs and freed
-//!   large blocks get a shared all-zero, read-only *tombstone* chunk mapped over their
-//!   first granule (up to [`MAX_TOMBSTONES`] of them), so a dangling pointer still
-//!   meets a zero header (a use-after-free report) instead of an unmapped page, and an
-//!   uninstrumented store through it faults instead of un-zeroing the tombstone.
+//!   2 MiB blocks get a shared all-zero, read-only *tombstone* chunk mapped over their
+//!   first granule, and freed slotted blocks keep their header granule mapped with a
+//!   zero in their slot (up to [`MAX_TOMBSTONES`] of them all), so a dangling pointer
+//!   still meets a zero header (a use-after-free report) instead of an unmapped page,
+//!   and an uninstrumented store through it faults (the payload is unmapped, the
+//!   tombstone read-only) instead of un-zeroing the header.
 //! * Slots: a used slot never comes back while unused ones remain (`slots.rs`).
 
 mod backend;
+mod headers;
 mod host;
 mod slots;
 mod table;
@@ -27,12 +33,13 @@ pub use slots::{Picked, SlotMap};
 pub use table::{BlockInfo, BlockTable, FREED_HISTORY, NEAREST_SPAN};
 
 use std::backtrace::Backtrace;
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::fmt;
 use std::sync::Arc;
 
 use cusafe_format::block::{
-    backed_bytes, block_base, block_size, class_for, payload, GRANULE, HEADER_BYTES,
+    backing, block_base, block_size, class_for, header_addr, header_slot, is_slotted, payload,
+    GRANULE, HEADER_BYTES,
 };
 use cusafe_format::pointer::{
     is_cusafe, is_poisoned, tag_of, window_base, MAX_TAG, MIN_TAG, WINDOW_SIZE,
@@ -40,6 +47,7 @@ use cusafe_format::pointer::{
 
 use crate::rng::Rng;
 use cusafe_format::devheap::host_slots;
+use headers::HeaderGranules;
 
 /// Physical chunks kept for reuse after their slab retired (beyond: released).
 pub const MAX_CACHED_CHUNKS: usize = 16;
@@ -144,6 +152,8 @@ pub struct Stats {
     pub physical_created: u64,
     /// Cached chunks reused.
     pub chunks_reused: u64,
+    /// Header granules made (for slotted blocks).
+    pub header_granules: u64,
 }
 
 #[derive(Debug)]
@@ -157,8 +167,20 @@ struct Slab<H> {
 
 #[derive(Debug)]
 struct Large<H> {
-    backed: u64,
+    /// Where its own physical memory is mapped, and how many bytes.
+    backing: (u64, u64),
     handle: H,
+    /// For a slotted block, the header granule mapped over its first granule.
+    header: Option<usize>,
+}
+
+/// What keeps a freed block's header reading 0 over its first granule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Tomb {
+    /// The shared all-zero, read-only tombstone chunk.
+    Zero,
+    /// A slotted block's header granule (this index), its slot zeroed and still taken.
+    Header(usize),
 }
 
 /// Windows below this tag may be missing (see [`Allocator::new`]); from it on every
@@ -183,7 +205,8 @@ pub struct Allocator<B: Backend> {
     chunks: Vec<B::Handle>,
     tomb: Option<B::Handle>,
     tombstones: VecDeque<u64>,
-    tombstoned: HashSet<u64>,
+    tombstoned: HashMap<u64, Tomb>,
+    headers: HeaderGranules<B::Handle>,
     next_id: u64,
     stats: Stats,
 }
@@ -224,7 +247,8 @@ impl<B: Backend> Allocator<B> {
             chunks: Vec::new(),
             tomb: None,
             tombstones: VecDeque::new(),
-            tombstoned: HashSet::new(),
+            tombstoned: HashMap::new(),
+            headers: HeaderGranules::default(),
             next_id: 1,
             stats: Stats::default(),
         })
@@ -344,15 +368,19 @@ impl<B: Backend> Allocator<B> {
         for (va, l) in std::mem::take(&mut self.large) {
             let t = tag_of(va);
             self.windows[t as usize].retire((va - window_base(t)) / slot_bytes(t));
-            let _ = self.backend.unmap(va, l.backed);
+            let _ = self.backend.unmap(l.backing.0, l.backing.1);
             let _ = self.backend.release(l.handle);
+            if l.header.is_some() {
+                let _ = self.backend.unmap(va, GRANULE);
+            }
         }
-        for va in std::mem::take(&mut self.tombstoned) {
+        for va in std::mem::take(&mut self.tombstoned).into_keys() {
             let _ = self.backend.unmap(va, GRANULE);
         }
         for h in std::mem::take(&mut self.chunks)
             .into_iter()
             .chain(self.tomb.take())
+            .chain(self.headers.drain())
         {
             let _ = self.backend.release(h);
         }
@@ -433,13 +461,13 @@ impl<B: Backend> Allocator<B> {
     }
 
     fn alloc_large(&mut self, t: u32, size: u64) -> Result<u64, AllocError> {
-        let backed = backed_bytes(size);
         let (va, slot) = self.take_slot(t)?;
-        let handle = if backed == GRANULE {
+        let (at, bytes) = backing(va, size);
+        let handle = if bytes == GRANULE {
             self.chunk()
         } else {
             self.stats.physical_created += 1;
-            self.backend.create(backed)
+            self.backend.create(bytes)
         };
         let handle = match handle {
             Ok(h) => h,
@@ -448,15 +476,73 @@ impl<B: Backend> Allocator<B> {
                 return Err(e.into());
             }
         };
+        let header = if is_slotted(t) {
+            match self.map_header_granule(va) {
+                Ok(i) => Some(i),
+                Err(e) => {
+                    let _ = self.dispose(handle, bytes);
+                    self.windows[t as usize].retire(slot);
+                    return Err(e.into());
+                }
+            }
+        } else {
+            None
+        };
         // Large blocks' memory is not zeroed: write both words of the size.
-        let header = [
-            Fill::word(va, size as u32),
-            Fill::word(va + 4, (size >> 32) as u32),
+        let hdr = header_addr(va);
+        let fills = [
+            Fill::word(hdr, size as u32),
+            Fill::word(hdr + 4, (size >> 32) as u32),
         ];
-        self.map_or_undo(t, slot, va, backed, handle, &header)?;
-        self.large.insert(va, Large { backed, handle });
+        if let Err(e) = self.map_or_undo(t, slot, at, bytes, handle, &fills) {
+            if let Some(i) = header {
+                let _ = self.backend.unmap(va, GRANULE);
+                self.headers.give_back(i, header_slot(va));
+            }
+            return Err(e);
+        }
+        self.large.insert(
+            va,
+            Large {
+                backing: (at, bytes),
+                handle,
+                header,
+            },
+        );
         self.stats.large_mapped += 1;
         Ok(va)
+    }
+
+    /// Makes a header granule ahead of the first slotted block, so that the block's
+    /// allocation pays only for its payload (the runtime does this at start-up, with
+    /// the runtime page: a fixed 2 MiB per process).
+    pub fn make_header_granule(&mut self) -> Result<(), BackendError> {
+        let h = self.backend.create(GRANULE)?;
+        self.stats.physical_created += 1;
+        self.stats.header_granules += 1;
+        self.headers.add(h);
+        Ok(())
+    }
+
+    /// Maps a header granule with the slot of the slotted block at `va` free over the
+    /// block's first granule (making one when every granule has that slot taken;
+    /// zeroing it at its first mapping) and takes the slot. Returns the granule's index.
+    fn map_header_granule(&mut self, va: u64) -> Result<usize, BackendError> {
+        let slot = header_slot(va);
+        if self.headers.with_free(slot).is_none() {
+            self.make_header_granule()?;
+        }
+        let (index, h, zeroed) = self.headers.with_free(slot).expect("a granule was made");
+        self.backend.map(va, GRANULE, h, Access::ReadWrite)?;
+        if !zeroed {
+            if let Err(e) = self.backend.fill32(Fill::span(va, GRANULE, 0)) {
+                let _ = self.backend.unmap(va, GRANULE);
+                return Err(e);
+            }
+            self.headers.set_zeroed(index);
+        }
+        self.headers.take(index, slot);
+        Ok(index)
     }
 
     /// Picks a slot of window `t`; a reused slot loses its tombstone first.
@@ -465,11 +551,13 @@ impl<B: Backend> Allocator<B> {
             .pick(&mut self.rng)
             .ok_or(AllocError::OutOfAddressSpace { class: t })?;
         let va = window_base(t) + p.slot * slot_bytes(t);
-        if p.reused && self.tombstoned.remove(&va) {
-            if let Err(e) = self.backend.unmap(va, GRANULE) {
-                self.tombstoned.insert(va);
-                self.windows[t as usize].retire(p.slot);
-                return Err(e.into());
+        if p.reused {
+            if let Some(tomb) = self.tombstoned.remove(&va) {
+                if let Err(e) = self.drop_tombstone(va, tomb) {
+                    self.tombstoned.insert(va, tomb);
+                    self.windows[t as usize].retire(p.slot);
+                    return Err(e.into());
+                }
             }
         }
         Ok((va, p.slot))
@@ -556,9 +644,21 @@ impl<B: Backend> Allocator<B> {
     fn free_large(&mut self, t: u32, base: u64) -> Result<(), BackendError> {
         let l = self.large.remove(&base).expect("large block");
         self.windows[t as usize].retire((base - window_base(t)) / slot_bytes(t));
-        self.backend.unmap(base, l.backed)?;
-        self.dispose(l.handle, l.backed)?;
-        self.tombstone(base)
+        let (at, bytes) = l.backing;
+        match l.header {
+            // The header granule stays as the tombstone: its slot reads 0 from here on.
+            Some(i) => {
+                self.backend.fill32(Fill::span(header_addr(base), 8, 0))?;
+                self.backend.unmap(at, bytes)?;
+                self.dispose(l.handle, bytes)?;
+                self.bury(base, Tomb::Header(i))
+            }
+            None => {
+                self.backend.unmap(at, bytes)?;
+                self.dispose(l.handle, bytes)?;
+                self.tombstone(base)
+            }
+        }
     }
 
     /// Maps the all-zero, read-only tombstone chunk over the granule at `va`.
@@ -578,17 +678,33 @@ impl<B: Backend> Allocator<B> {
                 self.backend.protect(va, GRANULE, Access::ReadOnly)?;
             }
         }
+        self.bury(va, Tomb::Zero)
+    }
+
+    /// Records the tombstone over the granule at `va`; beyond [`MAX_TOMBSTONES`], the
+    /// oldest ones go.
+    fn bury(&mut self, va: u64, tomb: Tomb) -> Result<(), BackendError> {
         self.tombstones.push_back(va);
-        self.tombstoned.insert(va);
+        self.tombstoned.insert(va, tomb);
         while self.tombstoned.len() > MAX_TOMBSTONES {
             let old = self.tombstones.pop_front().expect("tombstone queue");
-            if self.tombstoned.remove(&old) {
-                self.backend.unmap(old, GRANULE)?;
+            if let Some(tomb) = self.tombstoned.remove(&old) {
+                self.drop_tombstone(old, tomb)?;
             }
         }
         if self.tombstones.len() > 2 * MAX_TOMBSTONES {
             let live = &self.tombstoned;
-            self.tombstones.retain(|v| live.contains(v));
+            self.tombstones.retain(|v| live.contains_key(v));
+        }
+        Ok(())
+    }
+
+    /// Unmaps the tombstone over the granule at `va` (a header granule's slot is free
+    /// again).
+    fn drop_tombstone(&mut self, va: u64, tomb: Tomb) -> Result<(), BackendError> {
+        self.backend.unmap(va, GRANULE)?;
+        if let Tomb::Header(i) = tomb {
+            self.headers.give_back(i, header_slot(va));
         }
         Ok(())
     }

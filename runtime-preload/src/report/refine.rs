@@ -5,7 +5,7 @@
 //! address was derived from), so the root names the buffer; when the address landed
 //! in another buffer (a non-linear jump), the report says that too.
 
-use cusafe_format::block::{block_base, PREFIX};
+use cusafe_format::block::{block_base, payload};
 use cusafe_format::devheap::in_arena;
 use cusafe_format::pointer::{in_null_page, is_cusafe, tag_of, ADDRESS_END, POISON_MASK};
 use cusafe_format::report::{
@@ -160,9 +160,9 @@ fn describe_free(rec: &Record, table: &BlockTable) -> String {
         let base = block_base(a, tag_of(a));
         return format!(
             "free of {a:#018x}, at offset {} inside the {}-byte device-heap block at {:#018x}: free takes exactly the pointer malloc returned",
-            a.wrapping_sub(base + PREFIX) as i64,
+            a.wrapping_sub(payload(base)) as i64,
             rec.header_size,
-            base + PREFIX
+            payload(base)
         );
     }
     if is_cusafe(a) {

@@ -117,8 +117,12 @@ impl Runtime {
         let mut total_mem = 0usize;
         // SAFETY: writes one size; 0 (no limit known) if the query fails.
         unsafe { cu::cuDeviceTotalMem_v2(&mut total_mem, device) };
-        let alloc = Allocator::new(backend, Rng::from_os())
+        let mut alloc = Allocator::new(backend, Rng::from_os())
             .map_err(|e| format!("cannot reserve the cusafe address windows ({e})"))?;
+        // The first header granule of blocks of 4 MiB and up, made now so that they cost
+        // only their payload. If the device has no 2 MiB to spare now, the first such
+        // block makes it (and reports a failure as cudaErrorMemoryAllocation).
+        let _ = alloc.make_header_granule();
         self.heap = Some(Heap {
             device,
             ctx: AtomicPtr::new(ctx.raw()),

@@ -88,12 +88,12 @@ pub fn fixtures() -> &'static Fixtures {
         cc(&["-shared", "-fPIC", "-O1", "-Wall", "-Werror", &inc, "-include", &p("cusafe_format.h"), "-Wl,-soname,libcudart.so.12", "-o", &p("libcudart.so.12"), &s("fake_cudart.c"), &ldir, "-l:libcuda.so.1", &rpath]);
         let _ = std::fs::remove_file(dir.join("libcudart.so"));
         std::os::unix::fs::symlink("libcudart.so.12", dir.join("libcudart.so")).unwrap();
-        cc(&["-g", "-O0", "-Wall", "-Werror", &inc, "-o", &p("scenario"), &s("scenario.c"), &ldir, "-lcudart", &rpath, "-lpthread", "-ldl"]);
+        cc(&["-g", "-O0", "-Wall", "-Werror", &inc, "-include", &p("cusafe_format.h"), "-o", &p("scenario"), &s("scenario.c"), &ldir, "-lcudart", &rpath, "-lpthread", "-ldl"]);
         let rtlib = runtime_lib();
         let rtdir = rtlib.parent().unwrap();
         let rtl = format!("-L{}", rtdir.display());
         let rtr = format!("-Wl,-rpath,{}", rtdir.display());
-        cc(&["-g", "-O0", "-Wall", "-Werror", &inc, "-o", &p("scenario_linked"), &s("scenario.c"), &rtl, "-Wl,--no-as-needed", "-lcusafe_rt", &ldir, "-lcudart", &rtr, &rpath, "-Wl,--undefined=__cusafe_rt_present", "-lpthread", "-ldl"]);
+        cc(&["-g", "-O0", "-Wall", "-Werror", &inc, "-include", &p("cusafe_format.h"), "-o", &p("scenario_linked"), &s("scenario.c"), &rtl, "-Wl,--no-as-needed", "-lcusafe_rt", &ldir, "-lcudart", &rtr, &rpath, "-Wl,--undefined=__cusafe_rt_present", "-lpthread", "-ldl"]);
         cc(&["-g", "-O0", "-Wall", "-Werror", &inc, "-o", &p("driver_app"), &s("driver_app.c"), "-ldl"]);
         cc(&["-g", "-O0", "-Wall", "-Werror", "-DLINKED", &inc, "-o", &p("driver_app_linked"), &s("driver_app.c"), &ldir, "-l:libcuda.so.1", &rpath]);
         Fixtures {

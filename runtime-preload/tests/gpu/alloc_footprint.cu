@@ -2,6 +2,8 @@
 // measured as the drop in cudaMemGetInfo's free bytes while they are live; prints one
 // line per size:
 //   alloc_footprint size=256 count=4096 bytes_per_alloc=512.0 overhead_per_alloc=256.0
+// after one line with the device memory in use once CUDA is initialised:
+//   alloc_footprint fixed used_after_init=541065216
 // (overhead = bytes per allocation - size). Run it plain and with
 // LD_PRELOAD=libcusafe_rt.so on the same GPU and compare: the difference is what the
 // runtime's blocks (256-byte prefix, power-of-two classes, 2 MiB granules) cost.
@@ -72,6 +74,13 @@ int main(int argc, char **argv) {
     cases.push_back({s, static_cast<int>(n < 8 ? 8 : n > 16384 ? 16384 : n)});
   }
   check(cudaFree(nullptr), "cudaFree(0)");
+  {
+    // What the process holds before any allocation (context, and preloaded the
+    // runtime's fixed memory: its runtime page and first header granule).
+    size_t free = 0, total = 0;
+    check(cudaMemGetInfo(&free, &total), "cudaMemGetInfo");
+    std::printf("alloc_footprint fixed used_after_init=%zu\n", total - free);
+  }
   for (const auto &c : cases) {
     std::vector<void *> ptrs(c.count, nullptr);
     size_t before = free_bytes();
