@@ -531,7 +531,8 @@ impl<'a, 'ctx> Intervals<'a, 'ctx> {
     }
 
     /// `a - b`, also bounded by a fact between `a` and `b` (constants added to either
-    /// side peeled off): `x <= y` makes `x - y <= 0` whatever their intervals.
+    /// side of the difference and of the fact peeled off): `x <= y` makes `x - y <= 0`,
+    /// and `x <= y + 1` makes it `<= 1`, whatever their intervals.
     fn difference(&self, here: &mut At<'ctx>, v: BasicValueEnum<'ctx>, depth: u32) -> Interval {
         let (a, b) = (op(v, 0), op(v, 1));
         let plain = self.value(here, a, depth).sub(self.value(here, b, depth));
@@ -541,21 +542,29 @@ impl<'a, 'ctx> Intervals<'a, 'ctx> {
         };
         let (xr, yr) = (self.value(here, x, depth), self.value(here, y, depth));
         let mut d = xr.sub(yr);
-        let both_nonneg = xr.nonneg() && yr.nonneg();
         for n in 0..here.facts.len() {
             let f = here.facts[n];
-            let pred = if (f.a, f.b) == (x, y) {
-                f.pred
-            } else if (f.a, f.b) == (y, x) {
-                swapped(f.pred)
+            // The fact's sides peeled too (an unrolled loop's `m + 1` is `m | 1`):
+            // `fx + fcx pred fy + fcy`, so `fx - fy pred fcy - fcx`.
+            let (Some((fx, fcx)), Some((fy, fcy))) =
+                (self.peel(here, f.a, depth), self.peel(here, f.b, depth))
+            else {
+                continue;
+            };
+            let (pred, k) = if (fx, fy) == (x, y) {
+                (f.pred, fcy - fcx)
+            } else if (fx, fy) == (y, x) {
+                // `y - x pred k` is `x - y swapped(pred) -k`.
+                (swapped(f.pred), fcx - fcy)
             } else {
                 continue;
             };
-            // `x pred y` is `x - y pred 0`, in the signed order (which the unsigned one
-            // is for non-negative operands).
-            let pred = if both_nonneg { signed(pred) } else { pred };
+            // In the signed order, which the unsigned one is for non-negative sides.
+            let nonneg =
+                self.value(here, f.a, depth).nonneg() && self.value(here, f.b, depth).nonneg();
+            let pred = if nonneg { signed(pred) } else { pred };
             if signed(pred) == pred {
-                d = d.meet(side(pred, d, Interval::point(0)));
+                d = d.meet(side(pred, d, Interval::point(k)));
             }
         }
         plain.meet(d.add(Interval::point(cx - cy)))

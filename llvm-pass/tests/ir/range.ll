@@ -308,3 +308,68 @@ exit:
 
 declare i32 @llvm.smax.i32(i32, i32)
 declare i32 @llvm.smin.i32(i32, i32)
+
+; The sweep as loop unrolling leaves its second copy: m steps by 2 and the copy works on
+; m | 1 (a disjoint or: m + 1), under tx <= m | 1. The fact's constant is peeled like the
+; difference's: tx <= m + 1 makes (m | 1) - tx >= 0. No check.
+; CHECK-LABEL: define void @sweep_unrolled(
+; CHECK-NOT: cusafe.trap
+; CHECK-LABEL: define void @unrolled_off_by_one(
+; STATS: function sweep_unrolled: 0 checks {{.*}} 2 proven in bounds
+define void @sweep_unrolled() {
+entry:
+  %tx = call range(i32 0, 1024) i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  br label %head
+head:
+  %m = phi i32 [ 0, %entry ], [ %m2, %latch ]
+  %m1 = or disjoint i32 %m, 1
+  %out = icmp ugt i32 %tx, %m1
+  br i1 %out, label %latch, label %cell
+cell:
+  %d = sub nsw i32 %m1, %tx
+  %d1 = add nsw i32 %d, 1
+  %x1 = add nuw nsw i32 %tx, 1
+  %ds = sext i32 %d to i64
+  %d1s = sext i32 %d1 to i64
+  %xs = zext i32 %tx to i64
+  %x1s = zext i32 %x1 to i64
+  %nw = getelementptr inbounds [17 x [17 x i32]], ptr addrspace(3) @temp, i64 0, i64 %ds, i64 %xs
+  %a = load i32, ptr addrspace(3) %nw, align 4
+  %here = getelementptr inbounds [17 x [17 x i32]], ptr addrspace(3) @temp, i64 0, i64 %d1s, i64 %x1s
+  store i32 %a, ptr addrspace(3) %here, align 4
+  br label %latch
+latch:
+  call void @llvm.nvvm.barrier0()
+  %m2 = add nuw nsw i32 %m, 2
+  %done = icmp eq i32 %m2, 16
+  br i1 %done, label %exit, label %head
+exit:
+  ret void
+}
+
+; Under tx <= m | 1 (m + 1), m - tx can be -1 (tx = m + 1): the row before temp. Checked.
+; CHECK: call void %cusafe.trap
+; STATS: function unrolled_off_by_one: 1 checks {{.*}} 0 proven in bounds
+define void @unrolled_off_by_one() {
+entry:
+  %tx = call range(i32 0, 1024) i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  br label %head
+head:
+  %m = phi i32 [ 0, %entry ], [ %m2, %latch ]
+  %m1 = or disjoint i32 %m, 1
+  %out = icmp ugt i32 %tx, %m1
+  br i1 %out, label %latch, label %cell
+cell:
+  %d = sub nsw i32 %m, %tx
+  %ds = sext i32 %d to i64
+  %xs = zext i32 %tx to i64
+  %p = getelementptr inbounds [17 x [17 x i32]], ptr addrspace(3) @temp, i64 0, i64 %ds, i64 %xs
+  store i32 0, ptr addrspace(3) %p, align 4
+  br label %latch
+latch:
+  %m2 = add nuw nsw i32 %m, 2
+  %done = icmp eq i32 %m2, 16
+  br i1 %done, label %exit, label %head
+exit:
+  ret void
+}
