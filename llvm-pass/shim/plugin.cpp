@@ -283,11 +283,12 @@ extern "C" void *cusafe_loop_ranges_new(LLVMValueRef F) {
 extern "C" void cusafe_loop_ranges_free(void *S) { delete static_cast<LoopRanges *>(S); }
 
 // For the access `Inst` of `[Ptr - Below, Ptr + Len)`, derived from `Root`: when its
-// innermost loop has a preheader, a computable trip count and only intrinsic calls, the
-// access runs on every trip, `Ptr` is affine in the loop (a constant step, or a
-// run-time one: a[i * m + j]) and `Root` is defined outside it, expands in the preheader the lowest address `*Lo` (of
-// `Ptr`'s type) and the byte length `*Span` (i64) the loop's accesses cover, sets
-// `*At` to the preheader's terminator and returns true.
+// innermost loop has a preheader and only intrinsic calls, the access runs on every
+// trip, `Root` is defined outside the loop and `Ptr` is either invariant in it or affine
+// in it (a constant step, or a run-time one: a[i * m + j]) with a computable trip count,
+// expands in the preheader the lowest address `*Lo` (of `Ptr`'s type) and the byte
+// length `*Span` (i64) the loop's accesses cover, sets `*At` to the preheader's
+// terminator and returns true.
 extern "C" bool cusafe_loop_range(void *P, LLVMValueRef Inst, LLVMValueRef Ptr,
                                   LLVMValueRef Root, uint64_t Below, uint64_t Len,
                                   LLVMValueRef *Lo,
@@ -304,17 +305,31 @@ extern "C" bool cusafe_loop_range(void *P, LLVMValueRef Inst, LLVMValueRef Ptr,
   const llvm::DataLayout &DL = I->getModule()->getDataLayout();
   if (DL.getIndexTypeSizeInBits(llvm::unwrap(Ptr)->getType()) != 64)
     return false;
-  const llvm::SCEV *Trips = S.SE.getBackedgeTakenCount(L);
-  if (llvm::isa<llvm::SCEVCouldNotCompute>(Trips))
-    return false;
-  std::optional<Walk> W = walkOf(S.SE, *L, S.SE.getSCEV(llvm::unwrap(Ptr)));
-  if (!W)
-    return false;
-  const llvm::SCEVAddRecExpr *AR = W->X;
   llvm::Type *I64 = llvm::Type::getInt64Ty(I->getContext());
   llvm::Type *PtrTy = llvm::unwrap(Ptr)->getType();
   llvm::Instruction *T = Pre->getTerminator();
   llvm::SCEVExpander Exp(S.SE, DL, "cusafe.loop");
+  const llvm::SCEV *PtrS = S.SE.getSCEV(llvm::unwrap(Ptr));
+  if (S.SE.isLoopInvariant(PtrS, L)) {
+    // The same address on every trip (gemm's As[ty][tx] = ... in its tile loop): the
+    // range is one trip's, [Ptr - Below, Ptr + Len), whatever the trip count (the first
+    // trip makes the access).
+    if (!Exp.isSafeToExpandAt(PtrS, T))
+      return false;
+    llvm::IRBuilder<> B(T);
+    llvm::Value *P0 = Exp.expandCodeFor(PtrS, PtrTy, T);
+    *Lo = llvm::wrap(B.CreateGEP(B.getInt8Ty(), P0, B.getInt64(-static_cast<int64_t>(Below))));
+    *Span = llvm::wrap(B.getInt64(Below + Len));
+    *At = llvm::wrap(T);
+    return true;
+  }
+  const llvm::SCEV *Trips = S.SE.getBackedgeTakenCount(L);
+  if (llvm::isa<llvm::SCEVCouldNotCompute>(Trips))
+    return false;
+  std::optional<Walk> W = walkOf(S.SE, *L, PtrS);
+  if (!W)
+    return false;
+  const llvm::SCEVAddRecExpr *AR = W->X;
   const llvm::SCEV *StepS = AR->getStepRecurrence(S.SE);
   const llvm::SCEV *Trips64 = S.SE.getTruncateOrZeroExtend(Trips, I64);
   const auto *Step = llvm::dyn_cast<llvm::SCEVConstant>(StepS);

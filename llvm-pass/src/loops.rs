@@ -40,10 +40,10 @@ impl LoopAnalyses {
     }
 
     /// What instruction `inst` touches over every trip of its innermost loop, when on
-    /// each trip it touches `[r.addr - below, r.addr + len)`: known when the loop's trip
-    /// count is computable, `inst` runs on every trip, the address is affine in the
-    /// loop, `r.root` is defined outside it and the loop calls nothing but intrinsics
-    /// (see the shim). Expanded in the preheader.
+    /// each trip it touches `[r.addr - below, r.addr + len)`: known when `inst` runs on
+    /// every trip, the address is the same on every trip or affine in the loop with a
+    /// computable trip count, `r.root` is defined outside it and the loop calls nothing
+    /// but intrinsics (see the shim). Expanded in the preheader.
     pub fn range<'ctx>(
         &self,
         inst: InstructionValue<'ctx>,

@@ -22,10 +22,10 @@
 //!   tombstone was recycled, passed to a kernel that then never touches it. No check is
 //!   moved out of its block, so nothing is reported that the program would not do.
 //!
-//! * **Loop ranges**: an access that runs on every trip of a loop with a computable
-//!   trip count, through an address affine in the loop (`loops`, the shim's scalar
-//!   evolution), is checked once in the preheader for the whole range `[lo, lo + span)`
-//!   its trips cover, and not in the loop. The preheader runs only when the loop is
+//! * **Loop ranges**: an access that runs on every trip of a loop, through an address
+//!   affine in the loop with a computable trip count or the same on every trip (`loops`,
+//!   the shim's scalar evolution), is checked once in the preheader for the whole range
+//!   `[lo, lo + span)` its trips cover, and not in the loop. The preheader runs only when the loop is
 //!   entered, and then every trip's access runs (the loop calls nothing that could stop
 //!   the thread), so the range is exactly what the program will touch.
 //! * **Neighbouring**: checked ranges in one block with the same root and the same

@@ -88,13 +88,14 @@ exit:
 
 ; A heap root loaded in the loop: its root half (header load) is built there, and so
 ; is the store's compare that needs it. (The load of the root itself, through the
-; argument %pp, is invariant: the one verdict in the preheader.)
+; argument %pp, reads the same slot on every trip of a loop that runs at least once: a
+; loop range of that one slot, checked in the preheader; loop-range.ll.)
 ; CHECK-LABEL: define void @loaded_root(
 ; CHECK: loop:
 ; CHECK: %r = load ptr
 ; CHECK: %cusafe.size{{[0-9]*}} = load i64
 ; CHECK: store float
-; STATS: kernel loaded_root: 2 checks {{.*}} 1 hoisted (loop header loads){{.*}} 1 loop-invariant verdicts
+; STATS: kernel loaded_root: 2 checks {{.*}} 1 loop ranges {{.*}} 0 loop-invariant verdicts
 define void @loaded_root(ptr %pp, i64 %k, i32 %n) {
 entry:
   br label %loop

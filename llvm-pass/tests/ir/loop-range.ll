@@ -326,7 +326,7 @@ loop:
 exit:
   ret void
 }
-!nvvm.annotations = !{!0, !1, !2, !3, !4, !5, !6, !7, !8, !9, !10, !11, !12}
+!nvvm.annotations = !{!0, !1, !2, !3, !4, !5, !6, !7, !8, !9, !10, !11, !12, !13, !14, !15}
 !0 = !{ptr @counted, !"kernel", i32 1}
 !1 = !{ptr @down_pairs, !"kernel", i32 1}
 !2 = !{ptr @conditional, !"kernel", i32 1}
@@ -362,3 +362,86 @@ exit:
 !10 = !{ptr @column_wrapping, !"kernel", i32 1}
 !11 = !{ptr @column_unsigned, !"kernel", i32 1}
 !12 = !{ptr @narrow_wrapping, !"kernel", i32 1}
+
+; The same address on every trip (gemm's `As[ty][tx] = ...` in its tile loop, an
+; accumulator that stays in memory): one check of that one slot in the preheader, none
+; in the loop. The slot written on some trips only keeps its check in the loop.
+; CHECK-LABEL: define void @same_slot(
+; CHECK-LABEL: ph:
+; CHECK: call i32 @__cusafe_fail(
+; CHECK-LABEL: loop:
+; CHECK-NOT: call i32 @__cusafe_
+; CHECK: ret void
+; STATS: kernel same_slot: 1 checks {{.*}} 1 loop ranges
+define void @same_slot(ptr %acc, i64 %k, i64 %n) {
+entry:
+  %slot = getelementptr inbounds float, ptr %acc, i64 %k
+  %c = icmp sgt i64 %n, 0
+  br i1 %c, label %ph, label %exit
+ph:
+  br label %loop
+loop:
+  %i = phi i64 [ 0, %ph ], [ %i1, %loop ]
+  %f = sitofp i64 %i to float
+  store float %f, ptr %slot, align 4
+  %i1 = add nuw nsw i64 %i, 1
+  %d = icmp slt i64 %i1, %n
+  br i1 %d, label %loop, label %exit
+exit:
+  ret void
+}
+
+; The same with a trip count scalar evolution cannot compute (while i * i < n): the
+; first trip still writes the slot. One check in the preheader, none in the loop.
+; CHECK-LABEL: define void @same_slot_squares(
+; CHECK-LABEL: entry:
+; CHECK: call i32 @__cusafe_fail(
+; CHECK-LABEL: loop:
+; CHECK-NOT: call i32 @__cusafe_
+; CHECK: ret void
+; STATS: kernel same_slot_squares: 1 checks {{.*}} 1 loop ranges
+define void @same_slot_squares(ptr %acc, i64 %n) {
+entry:
+  br label %loop
+loop:
+  %i = phi i64 [ 0, %entry ], [ %i1, %loop ]
+  %f = sitofp i64 %i to float
+  store float %f, ptr %acc, align 4
+  %i1 = add nuw nsw i64 %i, 1
+  %sq = mul nuw nsw i64 %i1, %i1
+  %more = icmp ult i64 %sq, %n
+  br i1 %more, label %loop, label %exit
+exit:
+  ret void
+}
+
+; CHECK-LABEL: define void @same_slot_some_trips(
+; CHECK-LABEL: odd:
+; CHECK: call i32 @__cusafe_fail(
+; STATS: kernel same_slot_some_trips: 1 checks {{.*}} 0 loop ranges
+define void @same_slot_some_trips(ptr %acc, i64 %k, i64 %n) {
+entry:
+  %slot = getelementptr inbounds float, ptr %acc, i64 %k
+  %c = icmp sgt i64 %n, 0
+  br i1 %c, label %ph, label %exit
+ph:
+  br label %loop
+loop:
+  %i = phi i64 [ 0, %ph ], [ %i1, %latch ]
+  %bit = and i64 %i, 1
+  %isodd = icmp ne i64 %bit, 0
+  br i1 %isodd, label %odd, label %latch
+odd:
+  %f = sitofp i64 %i to float
+  store float %f, ptr %slot, align 4
+  br label %latch
+latch:
+  %i1 = add nuw nsw i64 %i, 1
+  %d = icmp slt i64 %i1, %n
+  br i1 %d, label %loop, label %exit
+exit:
+  ret void
+}
+!13 = !{ptr @same_slot, !"kernel", i32 1}
+!14 = !{ptr @same_slot_some_trips, !"kernel", i32 1}
+!15 = !{ptr @same_slot_squares, !"kernel", i32 1}
