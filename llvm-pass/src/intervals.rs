@@ -21,9 +21,12 @@ use crate::classify::{const_int, op_of};
 use crate::dom::Cfg;
 use crate::ir::{callee, operand};
 use crate::loops::LoopAnalyses;
+use inkwell::basic_block::BasicBlock;
 use inkwell::targets::TargetData;
 use inkwell::types::{AnyType, AnyTypeEnum};
-use inkwell::values::{AsValueRef, BasicValue, BasicValueEnum, InstructionValue, PointerValue};
+use inkwell::values::{
+    AsValueRef, BasicValue, BasicValueEnum, InstructionValue, PhiValue, PointerValue,
+};
 use llvm_sys::{LLVMIntPredicate, LLVMOpcode};
 use std::collections::HashMap;
 
@@ -230,6 +233,9 @@ fn side(pred: LLVMIntPredicate, r: Interval, o: Interval) -> Interval {
     }
 }
 
+/// How many phis of constants in a row are followed back to their predecessor's facts.
+const MAX_PHI_DEPTH: u32 = 2;
+
 /// How deep `and`/`or` trees of conditions are followed.
 const MAX_CONDITION_DEPTH: u32 = 6;
 
@@ -333,9 +339,7 @@ impl<'a, 'ctx> Intervals<'a, 'ctx> {
     ) -> Option<Interval> {
         let b = self.cfg.block_index(at.get_parent()?)?;
         let mut facts = Vec::new();
-        for (branch, taken) in self.cfg.dominating_edges(b) {
-            facts_of(op(branch, 0), taken, &mut facts, 0);
-        }
+        self.facts_into(b, &mut facts, 0);
         let mut here = At {
             facts,
             memo: HashMap::new(),
@@ -347,6 +351,76 @@ impl<'a, 'ctx> Intervals<'a, 'ctx> {
             here.prior = std::mem::take(&mut here.memo);
         }
         off
+    }
+
+    /// The facts of the branch edges every path to block `b` takes
+    /// ([`Cfg::dominating_edges`]); and where such a branch tests a phi of constants that
+    /// has the edge's value from one predecessor only (hotspot's `computed`, true only
+    /// from the block where the stencil's range tests held), the facts of the way into
+    /// that predecessor and of its edge to the phi.
+    ///
+    /// Sound when that edge is not a loop's back edge (the phi's block does not dominate
+    /// the predecessor): every value the predecessor's facts name is defined in a block
+    /// that dominates it, and so (the phi's block not dominating that block) any path
+    /// from that block to the access passes the phi's block again. So the last time the
+    /// phi was entered, from that predecessor, every such value already had the value it
+    /// has at the access.
+    fn facts_into(&self, b: usize, out: &mut Vec<Fact<'ctx>>, depth: u32) {
+        for (branch, taken) in self.cfg.dominating_edges(b) {
+            let c = op(branch, 0);
+            facts_of(c, taken, out, 0);
+            if depth >= MAX_PHI_DEPTH {
+                continue;
+            }
+            let Some((from, to)) = self.sole_source(c, taken) else {
+                continue;
+            };
+            let (Some(f), Some(t)) = (self.cfg.block_index(from), self.cfg.block_index(to)) else {
+                continue;
+            };
+            if self.cfg.block_dominates(t, f) {
+                continue;
+            }
+            if let Some(term) = from
+                .get_terminator()
+                .filter(|&t| op_of(t) == Some(LLVMOpcode::LLVMBr))
+            {
+                let succ = crate::sys::successors(term);
+                if term.is_conditional().expect("a branch") && succ[0] != succ[1] {
+                    facts_of(op(term, 0), succ[0] == to, out, 0);
+                }
+            }
+            self.facts_into(f, out, depth + 1);
+        }
+    }
+
+    /// For a condition `c` that is a phi whose incoming values are all constants and
+    /// equal `holds` from one predecessor only: that predecessor and the phi's block.
+    fn sole_source(
+        &self,
+        c: BasicValueEnum<'ctx>,
+        holds: bool,
+    ) -> Option<(BasicBlock<'ctx>, BasicBlock<'ctx>)> {
+        if op_of(c) != Some(LLVMOpcode::LLVMPHI) {
+            return None;
+        }
+        let inst = c.as_instruction_value()?;
+        let phi = PhiValue::try_from(inst).ok()?;
+        let mut from = None;
+        for k in 0..phi.count_incoming() {
+            let (v, blk) = phi.get_incoming(k)?;
+            match const_int(v) {
+                Some(x) if (x != 0) == holds => {
+                    if from.is_some_and(|f| f != blk) {
+                        return None;
+                    }
+                    from = Some(blk);
+                }
+                Some(_) => {}
+                None => return None,
+            }
+        }
+        Some((from?, inst.get_parent()?))
     }
 
     /// One round of [`Intervals::offset`].

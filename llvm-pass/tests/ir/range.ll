@@ -373,3 +373,63 @@ latch:
 exit:
   ret void
 }
+
+; hotspot's `computed`: a flag that is true only from the block where tx < 16 held, and
+; the access under `if (flag)` later in the trip. The flag's phi brings that block's
+; facts along. No check.
+; CHECK-LABEL: define void @flag_phi(
+; CHECK-NOT: cusafe.trap
+; CHECK-LABEL: define void @flag_from_last_trip(
+; STATS: function flag_phi: 0 checks {{.*}} 1 proven in bounds
+define void @flag_phi() {
+entry:
+  %tx = call range(i32 0, 1024) i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  br label %head
+head:
+  %i = phi i32 [ 0, %entry ], [ %i1, %latch ]
+  %ok = icmp ult i32 %tx, 16
+  br i1 %ok, label %then, label %join
+then:
+  call void @llvm.nvvm.barrier0()
+  br label %join
+join:
+  %flag = phi i1 [ true, %then ], [ false, %head ]
+  br i1 %flag, label %use, label %latch
+use:
+  %xs = zext i32 %tx to i64
+  %p = getelementptr inbounds [16 x i32], ptr addrspace(3) @row, i64 0, i64 %xs
+  store i32 0, ptr addrspace(3) %p, align 4
+  br label %latch
+latch:
+  %i1 = add nuw nsw i32 %i, 1
+  %done = icmp eq i32 %i1, 4
+  br i1 %done, label %exit, label %head
+exit:
+  ret void
+}
+
+; A flag carried from the last trip (true over the back edge, after i < 16 held there):
+; in this trip i is one more, so row[i] can be row[16]. Checked.
+; CHECK: call void %cusafe.trap
+; STATS: function flag_from_last_trip: 1 checks {{.*}} 0 proven in bounds
+define void @flag_from_last_trip() {
+entry:
+  br label %head
+head:
+  %i = phi i32 [ 0, %entry ], [ %i1, %latch ]
+  %flag = phi i1 [ false, %entry ], [ true, %latch ]
+  br i1 %flag, label %use, label %test
+use:
+  %is = zext i32 %i to i64
+  %p = getelementptr inbounds [16 x i32], ptr addrspace(3) @row, i64 0, i64 %is
+  store i32 0, ptr addrspace(3) %p, align 4
+  br label %test
+test:
+  %ok = icmp ult i32 %i, 16
+  br i1 %ok, label %latch, label %exit
+latch:
+  %i1 = add nuw nsw i32 %i, 1
+  br label %head
+exit:
+  ret void
+}
