@@ -76,6 +76,7 @@ fn row(r: &Row) -> String {
         opt(r.ratio("cusafe/plain"), times),
         opt(r.ratio("noopt/plain"), times),
         opt(r.ratio("cusafe/nvcc"), times),
+        opt(r.ratio("preload/plain"), times),
         memcheck,
         opt(r.ratio("memcheck/cusafe"), times),
         format!("{} → {} ({})", regs("plain"), regs("cusafe"), regs("noopt")),
@@ -108,18 +109,19 @@ pub fn render(report: &Report) -> String {
         s += &format!("build COMMIT: {c}\n");
     }
     s += "```\n\n";
-    s += "| workload | plain ms | cusafe ms | noopt ms | nvcc ms | cusafe/plain | noopt/plain | cusafe/nvcc | memcheck ms | memcheck/cusafe | registers plain → cusafe (noopt) | spill bytes plain → cusafe | peak MiB plain / cusafe | checks cusafe (noopt) | proven / removed / hoisted | verified plain cusafe noopt nvcc | checksum cusafe vs plain | status |\n";
-    s += &format!("|{}\n", "---|".repeat(18));
+    s += "| workload | plain ms | cusafe ms | noopt ms | nvcc ms | cusafe/plain | noopt/plain | cusafe/nvcc | preload/plain | memcheck ms | memcheck/cusafe | registers plain → cusafe (noopt) | spill bytes plain → cusafe | peak MiB plain / cusafe | checks cusafe (noopt) | proven / removed / hoisted | verified plain cusafe noopt nvcc | checksum cusafe vs plain | status |\n";
+    s += &format!("|{}\n", "---|".repeat(19));
     for r in &report.rows {
         s += &row(r);
     }
-    s += "\nTimes are kernel time per pass (cudaEvents around the timed passes), the median over the repetitions; noopt is the cusafe build with check elimination off (`CUSAFE_PASS_OPT=0`); nvcc is the workload built on the GPU machine with its nvcc -O3 (the user's usual build, no sanitizer); memcheck is the plain build's one pass (`--quick`) under compute-sanitizer memcheck. Registers and spill bytes are the most of any of the workload's kernels (ptxas -v). Checks are summed over the instrumented functions; proven / removed / hoisted are the cusafe build's.\n\n## Summary\n\n";
+    s += "\nTimes are kernel time per pass (cudaEvents around the timed passes), the median over the repetitions; noopt is the cusafe build with check elimination off (`CUSAFE_PASS_OPT=0`); nvcc is the workload built on the GPU machine with its nvcc -O3 (the user's usual build, no sanitizer); preload is the plain build with the runtime preloaded (its allocator and hooks, no check); memcheck is the plain build's one pass (`--quick`) under compute-sanitizer memcheck. Registers and spill bytes are the most of any of the workload's kernels (ptxas -v). Checks are summed over the instrumented functions; proven / removed / hoisted are the cusafe build's.\n\n## Summary\n\n";
     for a in &report.summary.comparisons {
         let what = COMPARISONS
             .iter()
             .find(|c| c.0 == a.comparison)
             .map_or("", |c| match c.1 {
                 "noopt" => " (check elimination off)",
+                "preload" => " (the runtime's allocator and hooks alone)",
                 "memcheck" => " (compute-sanitizer vs cusafe)",
                 "plain" => " (clang's plain build vs nvcc's)",
                 _ => "",

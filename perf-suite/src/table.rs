@@ -10,15 +10,17 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 /// Run modes in table order: the three builds, the user's nvcc build (built on the GPU
-/// machine, run-perf.sh's opt-in nvcc mode), then the plain build under
-/// compute-sanitizer memcheck.
-pub const MODES: [&str; 5] = ["plain", "cusafe", "noopt", "nvcc", "memcheck"];
+/// machine, run-perf.sh's opt-in nvcc mode), the plain build with the runtime preloaded
+/// (opt-in: what the allocator and hooks cost without a check), then the plain build
+/// under compute-sanitizer memcheck.
+pub const MODES: [&str; 6] = ["plain", "cusafe", "noopt", "nvcc", "preload", "memcheck"];
 
 /// The comparisons the summary aggregates: name, numerator mode, denominator mode, and
 /// the modes that must have run cleanly for a workload to count.
-pub const COMPARISONS: [(&str, &str, &str, &[&str]); 5] = [
+pub const COMPARISONS: [(&str, &str, &str, &[&str]); 6] = [
     ("cusafe/plain", "cusafe", "plain", &["plain", "cusafe"]),
     ("noopt/plain", "noopt", "plain", &["plain", "noopt"]),
+    ("preload/plain", "preload", "plain", &["plain", "preload"]),
     ("cusafe/nvcc", "cusafe", "nvcc", &["nvcc", "cusafe"]),
     ("plain/nvcc", "plain", "nvcc", &["nvcc", "plain"]),
     (
@@ -197,6 +199,8 @@ pub struct Row {
     pub noopt: ModeResult,
     /// The user's nvcc -O3 build, made on the GPU machine.
     pub nvcc: ModeResult,
+    /// The plain build with the runtime preloaded (allocator and hooks, no checks).
+    pub preload: ModeResult,
     /// The plain build under compute-sanitizer memcheck (one pass).
     pub memcheck: ModeResult,
     /// Per comparison of [`COMPARISONS`] that has both times: the numerator mode's
@@ -243,11 +247,12 @@ impl Row {
             let texts: Vec<String> = mine.iter().map(|r| log(r)).collect();
             ModeResult::from_runs(&mine, &texts)
         };
-        let (plain, cusafe, noopt, nvcc, memcheck) = (
+        let (plain, cusafe, noopt, nvcc, preload, memcheck) = (
             mode("plain"),
             mode("cusafe"),
             mode("noopt"),
             mode("nvcc"),
+            mode("preload"),
             mode("memcheck"),
         );
         let mut problems = Vec::new();
@@ -256,6 +261,7 @@ impl Row {
             ("cusafe", &cusafe),
             ("noopt", &noopt),
             ("nvcc", &nvcc),
+            ("preload", &preload),
             ("memcheck", &memcheck),
         ] {
             // A mode that no workload of the run has (nvcc is opt-in, memcheck often
@@ -273,7 +279,7 @@ impl Row {
             }
             // memcheck runs the plain build with one pass, and nvcc is another compiler
             // (it fuses multiply-adds across statements): their outputs may differ.
-            if name == "cusafe" || name == "noopt" {
+            if name == "cusafe" || name == "noopt" || name == "preload" {
                 if let Some(false) = checksums_agree(m, &plain) {
                     problems.push(Problem {
                         mode: name.to_string(),
@@ -293,6 +299,7 @@ impl Row {
             cusafe,
             noopt,
             nvcc,
+            preload,
             memcheck,
             build,
             problems,
@@ -313,6 +320,7 @@ impl Row {
             "cusafe" => Some(&self.cusafe),
             "noopt" => Some(&self.noopt),
             "nvcc" => Some(&self.nvcc),
+            "preload" => Some(&self.preload),
             "memcheck" => Some(&self.memcheck),
             _ => None,
         }

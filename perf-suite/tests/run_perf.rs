@@ -156,6 +156,79 @@ chmod +x "$o""#,
 }
 
 #[test]
+fn the_preload_mode_runs_the_plain_build_with_the_bundles_runtime() {
+    let dir = std::env::temp_dir().join(format!("cusafe-run-perf-pre-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let (bundle, bin, out) = (dir.join("bundle"), dir.join("bin"), dir.join("out"));
+    std::fs::create_dir_all(&bundle).unwrap();
+    std::fs::create_dir_all(&bin).unwrap();
+    // The plain build takes 2.1 ms with the bundle's runtime preloaded, else 2.0. (The
+    // library is no ELF file: the loader says so and runs the script anyway.)
+    let lib = bundle.join("libcusafe_rt.so");
+    std::fs::write(&lib, "").unwrap();
+    script(
+        &bundle.join("w.plain"),
+        &format!(
+            r#"ms=2.0; [ "$LD_PRELOAD" = "{}" ] && ms=2.1
+echo "PERF workload=w iters=1 kernel_ms=$ms per_iter_ms=$ms verified=1 checksum=0x1""#,
+            lib.display()
+        ),
+    );
+    build(&bundle, "w", "cusafe", "2.2");
+    std::fs::write(bundle.join("WORKLOADS"), "w\n").unwrap();
+    script(
+        &bin.join("nvidia-smi"),
+        "echo 'Fake GPU, 1.0, 1 MiB'; echo 1980,40",
+    );
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let run = Command::new("bash")
+        .arg(repo().join("scripts/gpu/run-perf.sh"))
+        .arg(&bundle)
+        .arg(&out)
+        .env("PATH", &path)
+        .env("PERF_REPS", "1")
+        .env("PERF_MODES", "plain preload cusafe")
+        .output()
+        .expect("bash runs run-perf.sh");
+    assert!(
+        run.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&run.stdout),
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let tsv = std::fs::read_to_string(out.join("runs.tsv")).unwrap();
+    let modes: Vec<&str> = tsv
+        .lines()
+        .skip(1)
+        .map(|l| l.split('\t').nth(1).unwrap())
+        .collect();
+    assert_eq!(modes, ["plain", "preload", "cusafe"], "{tsv}");
+    let table = Command::new(env!("CARGO_BIN_EXE_cusafe-perf"))
+        .args(["table", "--run"])
+        .arg(&out)
+        .arg("--build")
+        .arg(&bundle)
+        .output()
+        .expect("runs the table tool");
+    assert!(
+        table.status.success(),
+        "{}",
+        String::from_utf8_lossy(&table.stderr)
+    );
+    let md = std::fs::read_to_string(out.join("table.md")).unwrap();
+    assert!(
+        md.contains("- preload/plain (the runtime's allocator and hooks alone): geomean 1.050×"),
+        "{md}"
+    );
+    assert!(md.contains("| 1.100× | – | – | 1.050× |"), "{md}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn an_unknown_mode_and_a_missing_nvcc_are_refused_with_the_fix() {
     let dir = std::env::temp_dir().join(format!("cusafe-run-perf-bad-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -172,8 +245,9 @@ fn an_unknown_mode_and_a_missing_nvcc_are_refused_with_the_fix() {
     };
     let r = run("plain fast", "/nonexistent/nvcc");
     assert_eq!(r.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&r.stderr)
-        .contains("unknown mode 'fast' in PERF_MODES; use plain, cusafe, noopt, nvcc, memcheck"));
+    assert!(String::from_utf8_lossy(&r.stderr).contains(
+        "unknown mode 'fast' in PERF_MODES; use plain, cusafe, noopt, nvcc, preload, memcheck"
+    ));
     std::fs::write(dir.join("x.plain"), "").unwrap();
     let r = run("plain nvcc", "/nonexistent/nvcc");
     assert_eq!(r.status.code(), Some(2));

@@ -234,7 +234,7 @@ fn markdown_and_json() {
         md.contains("gpu: NVIDIA H100 80GB HBM3, 570.00, 81559 MiB"),
         "{md}"
     );
-    assert!(md.contains("| gemm | 2.000 | 2.500 | 3.100 | – | 1.250× | 1.550× | – | 50.00 | 20.000× | 40 → 96 (90) | 0 → 8 | 256.0 / 260.0 | 6 (14) | 4 / 3 / 3 | ✓ ✓ ✓ – | same | ok |"), "{md}");
+    assert!(md.contains("| gemm | 2.000 | 2.500 | 3.100 | – | 1.250× | 1.550× | – | – | 50.00 | 20.000× | 40 → 96 (90) | 0 → 8 | 256.0 / 260.0 | 6 (14) | 4 / 3 / 3 | ✓ ✓ ✓ – | same | ok |"), "{md}");
     assert!(
         md.contains("- cusafe/plain: geomean 1.182× (each ratio floored at 1.0: 1.182×) over 3 workloads, max 1.250× (gemm)"),
         "{md}"

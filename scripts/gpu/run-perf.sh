@@ -15,8 +15,9 @@
 #   PERF_TIMEOUT            seconds per run (default 180)
 #   PERF_MEMCHECK_TIMEOUT   seconds for the memcheck run (default 300)
 #   PERF_ONLY               workloads to run (e.g. "gemm bfs"; default: the bundle's WORKLOADS)
-#   PERF_MODES              which runs (default "plain cusafe noopt memcheck"; nvcc is
-#                           opt-in): e.g. the timed builds in one device call and
+#   PERF_MODES              which runs (default "plain cusafe noopt memcheck"; nvcc and
+#                           preload, the plain build with LD_PRELOAD=libcusafe_rt.so,
+#                           are opt-in): e.g. the timed builds in one device call and
 #                           memcheck in another
 #   NVCC                    the nvcc for mode nvcc (default: nvcc on PATH, else
 #                           /usr/local/cuda/bin/nvcc)
@@ -33,9 +34,9 @@ timed=()
 memcheck=0
 for m in "${modes[@]}"; do
   case $m in
-    plain | cusafe | noopt | nvcc) timed+=("$m") ;;
+    plain | cusafe | noopt | nvcc | preload) timed+=("$m") ;;
     memcheck) memcheck=1 ;;
-    *) echo "run-perf.sh: unknown mode '$m' in PERF_MODES; use plain, cusafe, noopt, nvcc, memcheck" >&2; exit 2 ;;
+    *) echo "run-perf.sh: unknown mode '$m' in PERF_MODES; use plain, cusafe, noopt, nvcc, preload, memcheck" >&2; exit 2 ;;
   esac
 done
 limit=${PERF_TIMEOUT:-180}
@@ -144,7 +145,9 @@ for name in "${names[@]}"; do
   echo "== $name ($i/${#names[@]})"
   for rep in $(seq 1 "$reps"); do
     for mode in "${timed[@]}"; do
-      if [ -x "$bundle/$name.$mode" ]; then
+      if [ "$mode" = preload ] && [ -x "$bundle/$name.plain" ]; then
+        run "$name" preload "$rep" "$limit" env LD_PRELOAD="$bundle/libcusafe_rt.so" "./$name.plain"
+      elif [ -x "$bundle/$name.$mode" ]; then
         run "$name" "$mode" "$rep" "$limit" "./$name.$mode"
       else
         echo "$name.$mode: not in the bundle; skipped"
