@@ -276,30 +276,6 @@ std::optional<Walk> walkOf(llvm::ScalarEvolution &SE, const llvm::Loop &L, const
 }
 } // namespace
 
-// Where the range of an access in loop L can be checked: the terminator of L's preheader,
-// or of an enclosing loop's when each of its trips runs the inner loop's preheader, it
-// calls only intrinsics, and Root and every value in Needs (what the range is expanded
-// from) are invariant in it and can be expanded there: gemm's inner-product range over
-// As[ty][0..32) is the same on every trip of the tile loop around it, so it is checked
-// once before that loop.
-static llvm::Instruction *outward(LoopRanges &S, llvm::SCEVExpander &Exp, llvm::Loop *L,
-                                  llvm::Value *Root, llvm::ArrayRef<const llvm::SCEV *> Needs) {
-  llvm::Loop *At = L;
-  while (llvm::Loop *P = At->getParentLoop()) {
-    llvm::BasicBlock *Pre = P->getLoopPreheader();
-    if (!Pre || !P->isLoopInvariant(Root) || !onlyIntrinsicCalls(*P) ||
-        !everyTrip(S, *P, At->getLoopPreheader()))
-      break;
-    bool Fits = llvm::all_of(Needs, [&](const llvm::SCEV *X) {
-      return S.SE.isLoopInvariant(X, P) && Exp.isSafeToExpandAt(X, Pre->getTerminator());
-    });
-    if (!Fits)
-      break;
-    At = P;
-  }
-  return At->getLoopPreheader()->getTerminator();
-}
-
 extern "C" void *cusafe_loop_ranges_new(LLVMValueRef F) {
   return new LoopRanges(*llvm::unwrap<llvm::Function>(F));
 }
@@ -331,16 +307,15 @@ extern "C" bool cusafe_loop_range(void *P, LLVMValueRef Inst, LLVMValueRef Ptr,
     return false;
   llvm::Type *I64 = llvm::Type::getInt64Ty(I->getContext());
   llvm::Type *PtrTy = llvm::unwrap(Ptr)->getType();
-  llvm::Value *RootV = llvm::unwrap(Root);
+  llvm::Instruction *T = Pre->getTerminator();
   llvm::SCEVExpander Exp(S.SE, DL, "cusafe.loop");
   const llvm::SCEV *PtrS = S.SE.getSCEV(llvm::unwrap(Ptr));
   if (S.SE.isLoopInvariant(PtrS, L)) {
     // The same address on every trip (gemm's As[ty][tx] = ... in its tile loop): the
     // range is one trip's, [Ptr - Below, Ptr + Len), whatever the trip count (the first
     // trip makes the access).
-    if (!Exp.isSafeToExpandAt(PtrS, Pre->getTerminator()))
+    if (!Exp.isSafeToExpandAt(PtrS, T))
       return false;
-    llvm::Instruction *T = outward(S, Exp, L, RootV, {PtrS});
     llvm::IRBuilder<> B(T);
     llvm::Value *P0 = Exp.expandCodeFor(PtrS, PtrTy, T);
     *Lo = llvm::wrap(B.CreateGEP(B.getInt8Ty(), P0, B.getInt64(-static_cast<int64_t>(Below))));
@@ -369,10 +344,8 @@ extern "C" bool cusafe_loop_range(void *P, LLVMValueRef Inst, LLVMValueRef Ptr,
     const llvm::SCEV *SpanS = S.SE.getAddExpr(
         S.SE.getMulExpr(Trips64, S.SE.getConstant(I64, Step->getAPInt().abs().getZExtValue())),
         S.SE.getConstant(I64, Below + Len));
-    if (!Exp.isSafeToExpandAt(LoS, Pre->getTerminator()) ||
-        !Exp.isSafeToExpandAt(SpanS, Pre->getTerminator()))
+    if (!Exp.isSafeToExpandAt(LoS, T) || !Exp.isSafeToExpandAt(SpanS, T))
       return false;
-    llvm::Instruction *T = outward(S, Exp, L, RootV, {LoS, SpanS});
     *Lo = llvm::wrap(Exp.expandCodeFor(LoS, PtrTy, T));
     *Span = llvm::wrap(Exp.expandCodeFor(SpanS, I64, T));
     *At = llvm::wrap(T);
@@ -391,14 +364,9 @@ extern "C" bool cusafe_loop_range(void *P, LLVMValueRef Inst, LLVMValueRef Ptr,
   // bytes), or its index overflows its signed type (undefined in the source), so no
   // access the program would not make is reported. (An unsigned index that wraps is
   // defined, but its access then lies some 2^32 elements away: reported too.)
-  llvm::SmallVector<const llvm::SCEV *, 4> Needs = {AR->getStart(), StepS, Trips64};
-  if (W->Base)
-    Needs.push_back(W->Base);
-  if (!llvm::all_of(Needs, [&](const llvm::SCEV *X) {
-        return Exp.isSafeToExpandAt(X, Pre->getTerminator());
-      }))
+  if (!Exp.isSafeToExpandAt(AR->getStart(), T) || !Exp.isSafeToExpandAt(StepS, T) ||
+      !Exp.isSafeToExpandAt(Trips64, T) || (W->Base && !Exp.isSafeToExpandAt(W->Base, T)))
     return false;
-  llvm::Instruction *T = outward(S, Exp, L, RootV, Needs);
   llvm::IRBuilder<> B(T);
   llvm::Value *TripsV = Exp.expandCodeFor(Trips64, I64, T);
   llvm::Value *First, *S64, *T64;

@@ -326,7 +326,7 @@ loop:
 exit:
   ret void
 }
-!nvvm.annotations = !{!0, !1, !2, !3, !4, !5, !6, !7, !8, !9, !10, !11, !12, !13, !14, !15, !16, !17, !18}
+!nvvm.annotations = !{!0, !1, !2, !3, !4, !5, !6, !7, !8, !9, !10, !11, !12, !13, !14, !15}
 !0 = !{ptr @counted, !"kernel", i32 1}
 !1 = !{ptr @down_pairs, !"kernel", i32 1}
 !2 = !{ptr @conditional, !"kernel", i32 1}
@@ -445,107 +445,3 @@ exit:
 !13 = !{ptr @same_slot, !"kernel", i32 1}
 !14 = !{ptr @same_slot_some_trips, !"kernel", i32 1}
 !15 = !{ptr @same_slot_squares, !"kernel", i32 1}
-
-; An inner loop's range that is the same on every trip of the loop around it (gemm's
-; As[ty][0..32) in its tile loop): checked once, in the outer loop's preheader.
-; CHECK-LABEL: define void @nested_same_row(
-; CHECK-LABEL: ph:
-; CHECK: call i32 @__cusafe_fail(
-; CHECK-LABEL: outer:
-; CHECK-NOT: call i32 @__cusafe_
-; CHECK: ret void
-; STATS: kernel nested_same_row: 1 checks {{.*}} 1 loop ranges
-define void @nested_same_row(ptr %a, i64 %n) {
-entry:
-  %c = icmp sgt i64 %n, 0
-  br i1 %c, label %ph, label %exit
-ph:
-  br label %outer
-outer:
-  %o = phi i64 [ 0, %ph ], [ %o1, %olatch ]
-  br label %iph
-iph:
-  br label %inner
-inner:
-  %k = phi i64 [ 0, %iph ], [ %k1, %inner ]
-  %p = getelementptr inbounds float, ptr %a, i64 %k
-  %v = load float, ptr %p, align 4
-  %k1 = add nuw nsw i64 %k, 1
-  %d = icmp slt i64 %k1, 32
-  br i1 %d, label %inner, label %olatch
-olatch:
-  %o1 = add nuw nsw i64 %o, 1
-  %d2 = icmp slt i64 %o1, %n
-  br i1 %d2, label %outer, label %exit
-exit:
-  ret void
-}
-
-; Row o of the outer loop: the range moves with o, so it stays in the inner preheader.
-; CHECK-LABEL: define void @nested_moving_row(
-; CHECK-LABEL: iph:
-; CHECK: call i32 @__cusafe_fail(
-; STATS: kernel nested_moving_row: 1 checks {{.*}} 1 loop ranges
-define void @nested_moving_row(ptr %a, i64 %n) {
-entry:
-  %c = icmp sgt i64 %n, 0
-  br i1 %c, label %ph, label %exit
-ph:
-  br label %outer
-outer:
-  %o = phi i64 [ 0, %ph ], [ %o1, %olatch ]
-  %row = mul nuw nsw i64 %o, 32
-  br label %iph
-iph:
-  br label %inner
-inner:
-  %k = phi i64 [ 0, %iph ], [ %k1, %inner ]
-  %x = add nuw nsw i64 %row, %k
-  %p = getelementptr inbounds float, ptr %a, i64 %x
-  %v = load float, ptr %p, align 4
-  %k1 = add nuw nsw i64 %k, 1
-  %d = icmp slt i64 %k1, 32
-  br i1 %d, label %inner, label %olatch
-olatch:
-  %o1 = add nuw nsw i64 %o, 1
-  %d2 = icmp slt i64 %o1, %n
-  br i1 %d2, label %outer, label %exit
-exit:
-  ret void
-}
-
-; The inner loop runs on odd trips only: its range stays in its own preheader.
-; CHECK-LABEL: define void @nested_some_trips(
-; CHECK-LABEL: iph:
-; CHECK: call i32 @__cusafe_fail(
-; STATS: kernel nested_some_trips: 1 checks {{.*}} 1 loop ranges
-define void @nested_some_trips(ptr %a, i64 %n) {
-entry:
-  %c = icmp sgt i64 %n, 0
-  br i1 %c, label %ph, label %exit
-ph:
-  br label %outer
-outer:
-  %o = phi i64 [ 0, %ph ], [ %o1, %olatch ]
-  %bit = and i64 %o, 1
-  %odd = icmp ne i64 %bit, 0
-  br i1 %odd, label %iph, label %olatch
-iph:
-  br label %inner
-inner:
-  %k = phi i64 [ 0, %iph ], [ %k1, %inner ]
-  %p = getelementptr inbounds float, ptr %a, i64 %k
-  %v = load float, ptr %p, align 4
-  %k1 = add nuw nsw i64 %k, 1
-  %d = icmp slt i64 %k1, 32
-  br i1 %d, label %inner, label %olatch
-olatch:
-  %o1 = add nuw nsw i64 %o, 1
-  %d2 = icmp slt i64 %o1, %n
-  br i1 %d2, label %outer, label %exit
-exit:
-  ret void
-}
-!16 = !{ptr @nested_same_row, !"kernel", i32 1}
-!17 = !{ptr @nested_moving_row, !"kernel", i32 1}
-!18 = !{ptr @nested_some_trips, !"kernel", i32 1}
