@@ -28,6 +28,23 @@ fn build(bundle: &Path, name: &str, mode: &str, ms: &str) {
     );
 }
 
+/// Runs the table tool over run directory `out` and bundle `bundle`; its markdown.
+fn table_md(out: &Path, bundle: &Path) -> String {
+    let table = Command::new(env!("CARGO_BIN_EXE_cusafe-perf"))
+        .args(["table", "--run"])
+        .arg(out)
+        .arg("--build")
+        .arg(bundle)
+        .output()
+        .expect("runs the table tool");
+    assert!(
+        table.status.success(),
+        "{}",
+        String::from_utf8_lossy(&table.stderr)
+    );
+    std::fs::read_to_string(out.join("table.md")).unwrap()
+}
+
 #[test]
 fn the_nvcc_mode_builds_first_skips_a_failed_build_and_interleaves_the_runs() {
     let dir = std::env::temp_dir().join(format!("cusafe-run-perf-{}", std::process::id()));
@@ -131,19 +148,7 @@ chmod +x "$o""#,
     .collect();
     assert_eq!(rows, want, "{tsv}");
     // The table reads it: cusafe/nvcc for the workload that has an nvcc build.
-    let table = Command::new(env!("CARGO_BIN_EXE_cusafe-perf"))
-        .args(["table", "--run"])
-        .arg(&out)
-        .arg("--build")
-        .arg(&bundle)
-        .output()
-        .expect("runs the table tool");
-    assert!(
-        table.status.success(),
-        "{}",
-        String::from_utf8_lossy(&table.stderr)
-    );
-    let md = std::fs::read_to_string(out.join("table.md")).unwrap();
+    let md = table_md(&out, &bundle);
     assert!(
         md.contains("- cusafe/nvcc: geomean 1.222× (each ratio floored at 1.0: 1.222×) over 1 workload, max 1.222× (good)"),
         "{md}"
@@ -207,19 +212,7 @@ echo "PERF workload=w iters=1 kernel_ms=$ms per_iter_ms=$ms verified=1 checksum=
         .map(|l| l.split('\t').nth(1).unwrap())
         .collect();
     assert_eq!(modes, ["plain", "preload", "cusafe"], "{tsv}");
-    let table = Command::new(env!("CARGO_BIN_EXE_cusafe-perf"))
-        .args(["table", "--run"])
-        .arg(&out)
-        .arg("--build")
-        .arg(&bundle)
-        .output()
-        .expect("runs the table tool");
-    assert!(
-        table.status.success(),
-        "{}",
-        String::from_utf8_lossy(&table.stderr)
-    );
-    let md = std::fs::read_to_string(out.join("table.md")).unwrap();
+    let md = table_md(&out, &bundle);
     assert!(
         md.contains("- preload/plain (the runtime's allocator and hooks alone): geomean 1.050×"),
         "{md}"
