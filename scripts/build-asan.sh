@@ -16,11 +16,9 @@ out=${1:-$CUSAFE_ROOT/build/asan}
 mkdir -p "$out"
 out=$(cd "$out" && pwd) # the builds below run from the repository root
 cd "$CUSAFE_ROOT"
+source "$CUSAFE_ROOT/scripts/lib/built.sh"
+require_built build-asan.sh
 cxx="$CUSAFE_BIN/cusafe-clang++"
-if [ ! -x "$cxx" ]; then
-  echo "build-asan.sh: $cxx is missing; run scripts/build.sh first" >&2
-  exit 2
-fi
 src=cli/tests/fixtures
 # marker FILE TEXT: the line number of the first line of FILE holding TEXT.
 marker() {

@@ -14,11 +14,9 @@ out=${1:-$CUSAFE_ROOT/build/badinput}
 mkdir -p "$out"
 out=$(cd "$out" && pwd) # the builds below run from the repository root
 cd "$CUSAFE_ROOT"
+source "$CUSAFE_ROOT/scripts/lib/built.sh"
+require_built build-badinput.sh
 cxx="$CUSAFE_BIN/cusafe-clang++"
-if [ ! -x "$cxx" ]; then
-  echo "build-badinput.sh: $cxx is missing; run scripts/build.sh first" >&2
-  exit 2
-fi
 src=scripts/gpu/badinput
 for path in "$src"/*.cu; do
   name=$(basename "$path" .cu)

@@ -7,6 +7,8 @@
 # header_lookup can also be built with nvcc on the GPU machine).
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
+source "$CUSAFE_ROOT/scripts/lib/built.sh"
+require_built build-bench.sh
 out=${1:-$CUSAFE_ROOT/build/examples}
 mkdir -p "$out"
 for bench in alloc_bench alloc_footprint; do

@@ -37,11 +37,9 @@ if ! compgen -G "$CUSAFE_ROOT/$src/*.cu" > /dev/null; then
 fi
 mkdir -p "$out"
 out=$(cd "$out" && pwd) # the builds below run from the repository root
+source "$CUSAFE_ROOT/scripts/lib/built.sh"
+require_built build-examples.sh
 cxx="$CUSAFE_BIN/cusafe-clang++"
-if [ ! -x "$cxx" ]; then
-  echo "build-examples.sh: $cxx is missing; run scripts/build.sh first" >&2
-  exit 2
-fi
 for path in "$CUSAFE_ROOT/$src"/*.cu; do
   name=$(basename "$path" .cu)
   # Relative source paths make reports read "examples/x.cu:12:5".

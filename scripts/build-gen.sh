@@ -22,11 +22,9 @@ seed=${SEED:-1}
 opt=${OPT:-0,1,2,3}
 per=${PER_FILE:-25}
 jobs=${JOBS:-2}
+source "$CUSAFE_ROOT/scripts/lib/built.sh"
+require_built build-gen.sh
 gen="$CUSAFE_BIN/cusafe"
-if [ ! -x "$gen" ] || [ ! -x "$CUSAFE_BIN/cusafe-clang++" ]; then
-  echo "build-gen.sh: $gen or cusafe-clang++ is missing; run scripts/build.sh first" >&2
-  exit 2
-fi
 mkdir -p "$out/bin"
 out=$(cd "$out" && pwd)
 batch() { # name count extra-args...

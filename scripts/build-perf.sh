@@ -29,11 +29,9 @@ source "$CUSAFE_ROOT/scripts/lib/ptxas.sh"
 out=${1:-$CUSAFE_ROOT/build/perf}
 shift $(($# > 0 ? 1 : 0))
 src=perf-suite/workloads # relative: reports and debug info name perf-suite/workloads/x.cu
+source "$CUSAFE_ROOT/scripts/lib/built.sh"
+require_built build-perf.sh
 cxx="$CUSAFE_BIN/cusafe-clang++"
-if [ ! -x "$cxx" ]; then
-  echo "build-perf.sh: $cxx is missing; run scripts/build.sh first" >&2
-  exit 2
-fi
 
 all=()
 for path in "$CUSAFE_ROOT/$src"/*.cu; do

@@ -14,11 +14,9 @@ set -euo pipefail
 source "$(dirname "$0")/env.sh"
 out=${1:-$CUSAFE_ROOT/build/stress}
 src=stress/alloc_stress.cu # relative: reports and debug info name stress/alloc_stress.cu
+source "$CUSAFE_ROOT/scripts/lib/built.sh"
+require_built build-stress.sh
 cxx="$CUSAFE_BIN/cusafe-clang++"
-if [ ! -x "$cxx" ]; then
-  echo "build-stress.sh: $cxx is missing; run scripts/build.sh first" >&2
-  exit 2
-fi
 mkdir -p "$out"
 out=$(cd "$out" && pwd) # the builds below run from the repository root
 cd "$CUSAFE_ROOT"

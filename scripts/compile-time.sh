@@ -12,8 +12,9 @@ set -euo pipefail
 source "$(dirname "$0")/env.sh"
 stem=${1:?usage: compile-time.sh OUT_STEM [REPS]}
 reps=${2:-3}
+source "$CUSAFE_ROOT/scripts/lib/built.sh"
+require_built compile-time.sh
 cxx="$CUSAFE_BIN/cusafe-clang++"
-[ -x "$cxx" ] || { echo "compile-time.sh: $cxx is missing; run scripts/build.sh first" >&2; exit 2; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cd "$CUSAFE_ROOT"
