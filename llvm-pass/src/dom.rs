@@ -142,20 +142,24 @@ impl<'ctx> Cfg<'ctx> {
         let mut edges = Vec::new();
         loop {
             if let [p] = self.preds[b][..] {
-                let term = self.blocks[p].get_terminator();
-                if let Some(term) = term.filter(|&t| opcode(t) == Some(LLVMOpcode::LLVMBr)) {
-                    let conditional = term.is_conditional().expect("a branch");
-                    let succ = crate::sys::successors(term);
-                    if conditional && succ[0] != succ[1] {
-                        edges.push((term, succ[0] == self.blocks[b]));
-                    }
-                }
+                edges.extend(self.branch_edge(p, b));
             }
             if b == 0 {
                 return edges;
             }
             b = self.idom[b];
         }
+    }
+
+    /// The edge from block `p` to its successor `b` as `(branch, taken)` when `p` ends in
+    /// a two-way conditional branch (`taken`: `b` is its true successor); `None` else.
+    pub fn branch_edge(&self, p: usize, b: usize) -> Option<(InstructionValue<'ctx>, bool)> {
+        let term = self.blocks[p]
+            .get_terminator()
+            .filter(|&t| opcode(t) == Some(LLVMOpcode::LLVMBr))?;
+        let succ = crate::sys::successors(term);
+        (term.is_conditional().expect("a branch") && succ[0] != succ[1])
+            .then(|| (term, succ[0] == self.blocks[b]))
     }
 
     fn find_loops(&self, succ: &[Vec<usize>]) -> Vec<Loop> {

@@ -21,7 +21,6 @@ use crate::classify::{const_int, op_of};
 use crate::dom::Cfg;
 use crate::ir::{callee, operand};
 use crate::loops::LoopAnalyses;
-use inkwell::basic_block::BasicBlock;
 use inkwell::targets::TargetData;
 use inkwell::types::{AnyType, AnyTypeEnum};
 use inkwell::values::{
@@ -372,35 +371,23 @@ impl<'a, 'ctx> Intervals<'a, 'ctx> {
             if depth >= MAX_PHI_DEPTH {
                 continue;
             }
-            let Some((from, to)) = self.sole_source(c, taken) else {
-                continue;
-            };
-            let (Some(f), Some(t)) = (self.cfg.block_index(from), self.cfg.block_index(to)) else {
+            let Some((f, t)) = self.sole_source(c, taken) else {
                 continue;
             };
             if self.cfg.block_dominates(t, f) {
                 continue;
             }
-            if let Some(term) = from
-                .get_terminator()
-                .filter(|&t| op_of(t) == Some(LLVMOpcode::LLVMBr))
-            {
-                let succ = crate::sys::successors(term);
-                if term.is_conditional().expect("a branch") && succ[0] != succ[1] {
-                    facts_of(op(term, 0), succ[0] == to, out, 0);
-                }
+            if let Some((term, to_true)) = self.cfg.branch_edge(f, t) {
+                facts_of(op(term, 0), to_true, out, 0);
             }
             self.facts_into(f, out, depth + 1);
         }
     }
 
     /// For a condition `c` that is a phi whose incoming values are all constants and
-    /// equal `holds` from one predecessor only: that predecessor and the phi's block.
-    fn sole_source(
-        &self,
-        c: BasicValueEnum<'ctx>,
-        holds: bool,
-    ) -> Option<(BasicBlock<'ctx>, BasicBlock<'ctx>)> {
+    /// equal `holds` from one predecessor only: that predecessor's and the phi's block
+    /// indices.
+    fn sole_source(&self, c: BasicValueEnum<'ctx>, holds: bool) -> Option<(usize, usize)> {
         if op_of(c) != Some(LLVMOpcode::LLVMPHI) {
             return None;
         }
@@ -420,7 +407,8 @@ impl<'a, 'ctx> Intervals<'a, 'ctx> {
                 None => return None,
             }
         }
-        Some((from?, inst.get_parent()?))
+        let block = |bb| self.cfg.block_index(bb);
+        Some((block(from?)?, block(inst.get_parent()?)?))
     }
 
     /// One round of [`Intervals::offset`].
