@@ -10,6 +10,7 @@
 #include "llvm/Analysis/TargetLibraryInfo.h"
 #include "llvm/IR/Dominators.h"
 #include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/InlineAsm.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/PassManager.h"
 #include "llvm/Passes/PassBuilder.h"
@@ -191,17 +192,25 @@ struct LoopRanges {
   llvm::TargetLibraryInfo TLI;
   llvm::AssumptionCache AC;
   llvm::ScalarEvolution SE;
+  // The opaque copies made so far (see `opaqueCopy`), by the value copied.
+  llvm::DenseMap<llvm::Value *, llvm::Value *> Copies;
   explicit LoopRanges(llvm::Function &F)
       : DT(F), LI(DT), TLII(llvm::Triple(F.getParent()->getTargetTriple())), TLI(TLII, &F),
         AC(F), SE(F, TLI, AC, DT, LI) {}
 };
 
-// No calls but intrinsics, no inline asm: nothing in the loop can stop the thread
-// before a later trip's access.
+// The inline-asm move of `opaqueCopy`.
+const char OpaqueMove[] = "mov.b64 $0, $1;";
+
+// No calls but intrinsics, no inline asm but `opaqueCopy`'s moves: nothing in the loop
+// can stop the thread before a later trip's access.
 bool onlyIntrinsicCalls(const llvm::Loop &L) {
   for (const llvm::BasicBlock *BB : L.blocks())
     for (const llvm::Instruction &I : *BB)
       if (const auto *CB = llvm::dyn_cast<llvm::CallBase>(&I)) {
+        if (const auto *IA = llvm::dyn_cast<llvm::InlineAsm>(CB->getCalledOperand());
+            IA && IA->getAsmString() == OpaqueMove)
+          continue;
         const llvm::Function *F = CB->getCalledFunction();
         if (CB->isInlineAsm() || !F || !F->isIntrinsic())
           return false;
@@ -282,13 +291,42 @@ extern "C" void *cusafe_loop_ranges_new(LLVMValueRef F) {
 
 extern "C" void cusafe_loop_ranges_free(void *S) { delete static_cast<LoopRanges *>(S); }
 
-// For the access `Inst` of `[Ptr - Below, Ptr + Len)`, derived from `Root`: when its
-// innermost loop has a preheader and only intrinsic calls, the access runs on every
-// trip, `Root` is defined outside the loop and `Ptr` is either invariant in it or affine
-// in it (a constant step, or a run-time one: a[i * m + j]) with a computable trip count,
-// expands in the preheader the lowest address `*Lo` (of `Ptr`'s type) and the byte
-// length `*Span` (i64) the loop's accesses cover, sets `*At` to the preheader's
-// terminator and returns true.
+// A copy of pointer `V` that ScalarEvolution cannot see through: an inline-asm move,
+// which ptxas folds away, made once per function right after `V` is defined (at the
+// entry for arguments and constants), so that it dominates wherever the expander
+// hoists what uses it. A loop range expanded from it shares no value with the loop's
+// own addresses, and codegen's strength reduction, which reuses any value of a
+// matching expression, builds the loop's induction variables as it would without the
+// check. (mvt's column walk: its first address, A + 4i, reused from the check, cost
+// two more 64-bit registers across the loop, and ptxas then issued a trip's loads in
+// two rounds.)
+static llvm::Value *opaqueCopy(LoopRanges &S, llvm::Value *V, llvm::Function &F) {
+  llvm::Value *&Copy = S.Copies[V];
+  if (Copy)
+    return Copy;
+  llvm::BasicBlock::iterator At = F.getEntryBlock().getFirstInsertionPt();
+  if (auto *I = llvm::dyn_cast<llvm::Instruction>(V))
+    At = llvm::isa<llvm::PHINode>(I) ? I->getParent()->getFirstInsertionPt()
+                                     : std::next(I->getIterator());
+  llvm::Type *Ty = V->getType();
+  auto *FT = llvm::FunctionType::get(Ty, {Ty}, false);
+  auto *Move = llvm::InlineAsm::get(FT, OpaqueMove, "=l,l", /*hasSideEffects=*/false);
+  llvm::IRBuilder<> B(At->getParent(), At);
+  Copy = B.CreateCall(FT, Move, {V}, "cusafe.opaque");
+  return Copy;
+}
+
+// `X` with its pointer base (a value) replaced by its opaque copy (see `opaqueCopy`).
+static const llvm::SCEV *behindCopy(LoopRanges &S, const llvm::SCEV *X, llvm::Function &F) {
+  const auto *U = llvm::dyn_cast<llvm::SCEVUnknown>(S.SE.getPointerBase(X));
+  if (!U || !U->getType()->isPointerTy() ||
+      F.getParent()->getDataLayout().getPointerTypeSizeInBits(U->getType()) != 64)
+    return X;
+  llvm::ValueToSCEVMapTy Map;
+  Map[U->getValue()] = S.SE.getUnknown(opaqueCopy(S, U->getValue(), F));
+  return llvm::SCEVParameterRewriter::rewrite(X, S.SE, Map);
+}
+
 extern "C" bool cusafe_loop_range(void *P, LLVMValueRef Inst, LLVMValueRef Ptr,
                                   LLVMValueRef Root, uint64_t Below, uint64_t Len,
                                   LLVMValueRef *Lo,
@@ -308,6 +346,7 @@ extern "C" bool cusafe_loop_range(void *P, LLVMValueRef Inst, LLVMValueRef Ptr,
   llvm::Type *I64 = llvm::Type::getInt64Ty(I->getContext());
   llvm::Type *PtrTy = llvm::unwrap(Ptr)->getType();
   llvm::Instruction *T = Pre->getTerminator();
+  llvm::Function *F = T->getFunction();
   llvm::SCEVExpander Exp(S.SE, DL, "cusafe.loop");
   const llvm::SCEV *PtrS = S.SE.getSCEV(llvm::unwrap(Ptr));
   if (S.SE.isLoopInvariant(PtrS, L)) {
@@ -346,7 +385,7 @@ extern "C" bool cusafe_loop_range(void *P, LLVMValueRef Inst, LLVMValueRef Ptr,
         S.SE.getConstant(I64, Below + Len));
     if (!Exp.isSafeToExpandAt(LoS, T) || !Exp.isSafeToExpandAt(SpanS, T))
       return false;
-    *Lo = llvm::wrap(Exp.expandCodeFor(LoS, PtrTy, T));
+    *Lo = llvm::wrap(Exp.expandCodeFor(behindCopy(S, LoS, *F), PtrTy, T));
     *Span = llvm::wrap(Exp.expandCodeFor(SpanS, I64, T));
     *At = llvm::wrap(T);
     return true;
@@ -371,7 +410,7 @@ extern "C" bool cusafe_loop_range(void *P, LLVMValueRef Inst, LLVMValueRef Ptr,
   llvm::Value *TripsV = Exp.expandCodeFor(Trips64, I64, T);
   llvm::Value *First, *S64, *T64;
   if (W->Ext == Walk::Same) {
-    First = Exp.expandCodeFor(AR->getStart(), PtrTy, T);
+    First = Exp.expandCodeFor(behindCopy(S, AR->getStart(), *F), PtrTy, T);
     S64 = B.CreatePtrToInt(First, I64);
     T64 = Exp.expandCodeFor(StepS, I64, T);
   } else {
@@ -391,7 +430,7 @@ extern "C" bool cusafe_loop_range(void *P, LLVMValueRef Inst, LLVMValueRef Ptr,
     llvm::Value *Narrow = B.CreateTrunc(L64, XTy);
     llvm::Value *Back = W->Ext == Walk::Signed ? B.CreateSExt(Narrow, I64) : B.CreateZExt(Narrow, I64);
     Far = B.CreateOr(Far, B.CreateICmpNE(Back, L64));
-    llvm::Value *Base = Exp.expandCodeFor(W->Base, PtrTy, T);
+    llvm::Value *Base = Exp.expandCodeFor(behindCopy(S, W->Base, *F), PtrTy, T);
     llvm::Value *Scale = B.getInt64(W->Scale);
     First = B.CreateGEP(B.getInt8Ty(), Base, B.CreateMul(S64, Scale));
     llvm::Value *BaseInt = B.CreatePtrToInt(Base, I64);

@@ -203,9 +203,16 @@ exit:
 ; A run-time stride (a column walk a[i * m + j], m of either sign): one check of
 ; [min(first, last), max(first, last) + 4) in the preheader, with the walk's length
 ; |m| * 4 * (n - 1) guarded (a product of 2^63 or more makes the span all ones, a
-; failing check, never a fitting one), none in the loop.
+; failing check, never a fitting one), none in the loop. The range is built on an
+; opaque copy of a (an inline-asm move at the entry): codegen's strength reduction
+; must not find the loop's first address among the check's values and build the
+; loop's addresses from it (mvt's column walk: two more 64-bit registers live across
+; the loop, its loads issued in two rounds).
 ; CHECK-LABEL: define void @column(
+; CHECK-LABEL: entry:
+; CHECK: %cusafe.opaque = call ptr asm "mov.b64 $0, $1;", "=l,l"(ptr %a)
 ; CHECK-LABEL: ph:
+; CHECK: getelementptr i8, ptr %cusafe.opaque,
 ; CHECK: call i64 @llvm.abs.i64(
 ; CHECK: call { i64, i1 } @llvm.umul.with.overflow.i64(
 ; CHECK: call i64 @llvm.umin.i64(
