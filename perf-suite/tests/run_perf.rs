@@ -28,6 +28,26 @@ fn build(bundle: &Path, name: &str, mode: &str, ms: &str) {
     );
 }
 
+/// A fresh scratch directory `NAME-PID` under the temporary directory, with empty
+/// `bundle/` and `bin/` in it; returns it, `bundle`, `bin` and `out` (not made).
+fn scratch(name: &str) -> (PathBuf, PathBuf, PathBuf, PathBuf) {
+    let dir = std::env::temp_dir().join(format!("{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let (bundle, bin, out) = (dir.join("bundle"), dir.join("bin"), dir.join("out"));
+    std::fs::create_dir_all(&bundle).unwrap();
+    std::fs::create_dir_all(&bin).unwrap();
+    (dir, bundle, bin, out)
+}
+
+/// PATH with `bin` (the fake `nvidia-smi` and `nvcc`) in front.
+fn path_with(bin: &Path) -> String {
+    format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    )
+}
+
 /// Runs the table tool over run directory `out` and bundle `bundle`; its markdown.
 fn table_md(out: &Path, bundle: &Path) -> String {
     let table = Command::new(env!("CARGO_BIN_EXE_cusafe-perf"))
@@ -47,11 +67,8 @@ fn table_md(out: &Path, bundle: &Path) -> String {
 
 #[test]
 fn the_nvcc_mode_builds_first_skips_a_failed_build_and_interleaves_the_runs() {
-    let dir = std::env::temp_dir().join(format!("cusafe-run-perf-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    let (bundle, bin, out) = (dir.join("bundle"), dir.join("bin"), dir.join("out"));
+    let (dir, bundle, bin, out) = scratch("cusafe-run-perf");
     std::fs::create_dir_all(bundle.join("src/perf-suite/workloads")).unwrap();
-    std::fs::create_dir_all(&bin).unwrap();
     std::fs::write(bundle.join("src/perf-suite/harness.h"), "").unwrap();
     for name in ["good", "broken"] {
         build(&bundle, name, "plain", "2.0");
@@ -84,16 +101,11 @@ name=$(basename "$src" .cu)
 printf '#!/bin/sh\necho "PERF workload=%s iters=1 kernel_ms=1.8 per_iter_ms=1.8 verified=1 checksum=0x2 peak_mem_mib=1.0"\n' "$name" > "$o"
 chmod +x "$o""#,
     );
-    let path = format!(
-        "{}:{}",
-        bin.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
     let run = Command::new("bash")
         .arg(bundle.join("run-perf.sh"))
         .arg(&bundle)
         .arg(&out)
-        .env("PATH", &path)
+        .env("PATH", path_with(&bin))
         .env("PERF_REPS", "2")
         .env("PERF_MODES", "plain cusafe nvcc")
         .env("NVCC", bin.join("nvcc"))
@@ -162,11 +174,7 @@ chmod +x "$o""#,
 
 #[test]
 fn the_preload_mode_runs_the_plain_build_with_the_bundles_runtime() {
-    let dir = std::env::temp_dir().join(format!("cusafe-run-perf-pre-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    let (bundle, bin, out) = (dir.join("bundle"), dir.join("bin"), dir.join("out"));
-    std::fs::create_dir_all(&bundle).unwrap();
-    std::fs::create_dir_all(&bin).unwrap();
+    let (dir, bundle, bin, out) = scratch("cusafe-run-perf-pre");
     // The plain build takes 2.1 ms with the bundle's runtime preloaded, else 2.0. (The
     // library is no ELF file: the loader says so and runs the script anyway.)
     let lib = bundle.join("libcusafe_rt.so");
@@ -185,16 +193,11 @@ echo "PERF workload=w iters=1 kernel_ms=$ms per_iter_ms=$ms verified=1 checksum=
         &bin.join("nvidia-smi"),
         "echo 'Fake GPU, 1.0, 1 MiB'; echo 1980,40",
     );
-    let path = format!(
-        "{}:{}",
-        bin.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
     let run = Command::new("bash")
         .arg(repo().join("scripts/gpu/run-perf.sh"))
         .arg(&bundle)
         .arg(&out)
-        .env("PATH", &path)
+        .env("PATH", path_with(&bin))
         .env("PERF_REPS", "1")
         .env("PERF_MODES", "plain preload cusafe")
         .output()
@@ -256,11 +259,7 @@ fn an_unknown_mode_and_a_missing_nvcc_are_refused_with_the_fix() {
 
 #[test]
 fn run_variance_interleaves_the_builds_and_summarises_each_pass_count() {
-    let dir = std::env::temp_dir().join(format!("cusafe-run-variance-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    let (bundle, bin, out) = (dir.join("bundle"), dir.join("bin"), dir.join("out"));
-    std::fs::create_dir_all(&bundle).unwrap();
-    std::fs::create_dir_all(&bin).unwrap();
+    let (dir, bundle, bin, out) = scratch("cusafe-run-variance");
     // Each build prints its pass count back as the time, plus 1 ms for cusafe.
     script(
         &bundle.join("w.plain"),
@@ -271,17 +270,12 @@ fn run_variance_interleaves_the_builds_and_summarises_each_pass_count() {
         r#"echo "PERF workload=w iters=$2 kernel_ms=1 per_iter_ms=$(($2 + 1)).0 verified=1""#,
     );
     script(&bin.join("nvidia-smi"), "echo '1980, 41'");
-    let path = format!(
-        "{}:{}",
-        bin.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
     let run = Command::new("bash")
         .arg(repo().join("scripts/gpu/run-variance.sh"))
         .arg(&bundle)
         .arg(&out)
         .args(["w", "2", "3", "30"])
-        .env("PATH", &path)
+        .env("PATH", path_with(&bin))
         .output()
         .expect("bash runs run-variance.sh");
     let stdout = String::from_utf8_lossy(&run.stdout);
