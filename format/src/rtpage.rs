@@ -37,6 +37,23 @@ pub const RTPAGE_MAGIC: u32 = 0x4653_5543;
 /// Flag: recover mode (report and skip the access instead of trapping).
 pub const FLAG_RECOVER: u32 = 1;
 
+/// Name of the per-module constant (`u64` in the constant address space, weak, initialised
+/// to [`RTPAGE_ADDR`]) through which instrumented device code finds its device's runtime
+/// page. Module globals are per context, so the runtime gives each device its own page:
+/// the first device it serves keeps [`RTPAGE_ADDR`] (nothing to write), and before an
+/// instrumented kernel's first launch on another device it writes that device's page
+/// address ([`device_page`]) into the kernel's module there.
+pub const RTPAGE_SYMBOL: &str = "__cusafe_rtpage";
+
+/// Distance between two devices' runtime pages in the window of [`RTPAGE_TAG`].
+pub const RTPAGE_STRIDE: u64 = 16 << 20;
+
+/// Device address of the runtime page of the `n`-th device the runtime serves
+/// (`n = 0`: the first, at [`RTPAGE_ADDR`]).
+pub const fn device_page(n: u32) -> u64 {
+    RTPAGE_ADDR + n as u64 * RTPAGE_STRIDE
+}
+
 /// Bytes of the runtime page that carry meaning (up to and including the claim counter).
 pub const RTPAGE_BYTES: usize = RTPAGE_CLAIMED as usize + 4;
 
@@ -80,6 +97,7 @@ const _: () = assert!(RTPAGE_BYTES as u64 <= COVERAGE_OFFSET);
 const _: () = assert!(COVERAGE_OFFSET + COVERAGE_BYTES <= EPOCH_DEPTH_OFFSET);
 const _: () = assert!(EPOCH_DEPTH_OFFSET + EPOCH_SLOTS <= EPOCH_GEN_OFFSET);
 const _: () = assert!(RTPAGE_MAPPED_BYTES == 12 << 20);
+const _: () = assert!(RTPAGE_MAPPED_BYTES <= RTPAGE_STRIDE);
 
 #[cfg(test)]
 mod tests {

@@ -24,7 +24,7 @@ fn pairs(c: &mut Criterion) {
             b.iter(|| {
                 let size = sizes[k % sizes.len()];
                 k += 1;
-                let info = a.alloc(size, None).expect("alloc");
+                let info = a.alloc(size, None, 0).expect("alloc");
                 a.free(info.ptr, None).expect("free");
             })
         });
@@ -35,7 +35,7 @@ fn pairs(c: &mut Criterion) {
 fn lookup(c: &mut Criterion) {
     let mut a = allocator();
     let live: Vec<u64> = (0..1000)
-        .map(|i| a.alloc(64 + (i % 7) * 300, None).expect("alloc").ptr)
+        .map(|i| a.alloc(64 + (i % 7) * 300, None, 0).expect("alloc").ptr)
         .collect();
     let mut k = 0;
     c.bench_function("table lookup among 1000 live blocks", |b| {

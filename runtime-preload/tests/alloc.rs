@@ -44,7 +44,7 @@ fn blocks_carry_their_class_tag_and_alignment() {
         3 << 20,
         5 << 30,
     ] {
-        let b = a.alloc(size, None).unwrap();
+        let b = a.alloc(size, None, 0).unwrap();
         let t = class_for(size).unwrap();
         assert!(is_cusafe(b.ptr));
         assert_eq!(tag_of(b.ptr), t, "size {size}");
@@ -71,7 +71,7 @@ fn blocks_carry_their_class_tag_and_alignment() {
 #[test]
 fn headers_zero_on_free_and_for_unallocated_slab_blocks() {
     let mut a = allocator();
-    let b = a.alloc(400, None).unwrap();
+    let b = a.alloc(400, None, 0).unwrap();
     let t = tag_of(b.ptr);
     let bs = block_size(t);
     // The slab's other blocks read size 0 (header words zeroed when the slab was mapped).
@@ -83,7 +83,7 @@ fn headers_zero_on_free_and_for_unallocated_slab_blocks() {
             Some(0)
         );
     }
-    let c = a.alloc(400, None).unwrap();
+    let c = a.alloc(400, None, 0).unwrap();
     assert_eq!(c.ptr, b.ptr + bs, "bump allocation inside the slab");
     a.free(b.ptr, None).unwrap();
     assert_eq!(a.backend().read_u64(hdr_of(&b)), Some(0));
@@ -97,7 +97,7 @@ fn the_tables_header_word_is_what_the_device_reads() {
     let mut a = allocator();
     let blocks: Vec<BlockInfo> = [0u64, 1, 400, 5000, 3 << 20, (1 << 30) + 7]
         .iter()
-        .map(|&s| a.alloc(s, None).unwrap())
+        .map(|&s| a.alloc(s, None, 0).unwrap())
         .collect();
     for b in blocks.iter().step_by(2) {
         a.free(b.ptr, None).unwrap();
@@ -117,7 +117,7 @@ fn the_tables_header_word_is_what_the_device_reads() {
 fn two_mebibyte_blocks_map_header_and_payload_and_leave_a_read_only_tombstone() {
     let mut a = allocator();
     let size = (2 << 20) - 300;
-    let b = a.alloc(size, None).unwrap();
+    let b = a.alloc(size, None, 0).unwrap();
     assert!(!is_slotted(tag_of(b.ptr)));
     assert_eq!(backing(base_of(&b), size), (base_of(&b), GRANULE));
     assert_eq!(a.backend().read_u64(base_of(&b)), Some(size));
@@ -131,7 +131,7 @@ fn two_mebibyte_blocks_map_header_and_payload_and_leave_a_read_only_tombstone() 
 fn slotted_blocks_map_only_their_payload_and_keep_a_zero_slot_when_freed() {
     let mut a = allocator();
     let size = (5u64 << 30) + 12345;
-    let b = a.alloc(size, None).unwrap();
+    let b = a.alloc(size, None, 0).unwrap();
     assert!(is_slotted(tag_of(b.ptr)));
     assert_eq!(a.backend().read_u64(hdr_of(&b)), Some(size));
     let (at, backed) = backing(base_of(&b), size);
@@ -149,10 +149,10 @@ fn whole_granule_payloads_take_no_granule_more() {
     // The case of PyTorch's 2 MiB and 20 MiB segments: with an in-band header each would
     // take one more granule.
     let mut a = allocator();
-    let first = a.alloc(2 << 20, None).unwrap();
+    let first = a.alloc(2 << 20, None, 0).unwrap();
     let created = a.backend().ops().creates;
     for size in [2u64 << 20, 4 << 20, 20 << 20, 64 << 20] {
-        let b = a.alloc(size, None).unwrap();
+        let b = a.alloc(size, None, 0).unwrap();
         assert_eq!(backing(base_of(&b), size).1, size, "size {size}");
         assert_eq!(a.backend().read_u64(hdr_of(&b)), Some(size));
     }
@@ -168,7 +168,7 @@ fn blocks_whose_slots_collide_get_another_header_granule() {
     // and 100 of them (of the window's 255) must collide somewhere.
     let mut a = allocator();
     let blocks: Vec<BlockInfo> = (0..100u64)
-        .map(|i| a.alloc((5 << 30) + i, None).unwrap())
+        .map(|i| a.alloc((5 << 30) + i, None, 0).unwrap())
         .collect();
     assert!(a.stats().header_granules >= 2);
     for b in &blocks {
@@ -186,7 +186,7 @@ fn two_thousand_cycles_never_return_a_freed_address() {
     let mut seen = HashSet::new();
     for i in 0..2000u64 {
         let size = 256u64 << (i % 13);
-        let b = a.alloc(size, None).unwrap();
+        let b = a.alloc(size, None, 0).unwrap();
         assert!(
             seen.insert(b.ptr),
             "address {:#x} came back (cycle {i})",
@@ -203,7 +203,7 @@ fn a_full_slab_retires_when_its_last_block_is_freed() {
     let t = class_for(size).unwrap();
     let per_slab = GRANULE / block_size(t);
     let blocks: Vec<_> = (0..per_slab)
-        .map(|_| a.alloc(size, None).unwrap())
+        .map(|_| a.alloc(size, None, 0).unwrap())
         .collect();
     let slot = base_of(&blocks[0]) & !(GRANULE - 1);
     assert!(
@@ -224,7 +224,7 @@ fn a_full_slab_retires_when_its_last_block_is_freed() {
     }
     // The next slab reuses the cached chunk, with fresh zero headers, at another slot.
     let creates = a.backend().ops().creates;
-    let n = a.alloc(size, None).unwrap();
+    let n = a.alloc(size, None, 0).unwrap();
     assert_eq!(
         a.backend().ops().creates,
         creates,
@@ -240,7 +240,7 @@ fn a_full_slab_retires_when_its_last_block_is_freed() {
 fn a_partly_used_slab_stays_even_when_empty() {
     let mut a = allocator();
     for _ in 0..100 {
-        let b = a.alloc(400, None).unwrap();
+        let b = a.alloc(400, None, 0).unwrap();
         a.free(b.ptr, None).unwrap();
     }
     assert_eq!(a.stats().slabs_mapped, 1);
@@ -252,7 +252,7 @@ fn small_classes_live_in_their_own_windows() {
     let mut a = allocator();
     let mut windows = HashMap::new();
     for size in [1u64, 300, 1000, 3000, 9000] {
-        let b = a.alloc(size, None).unwrap();
+        let b = a.alloc(size, None, 0).unwrap();
         windows.insert(tag_of(b.ptr), b.ptr);
         let t = tag_of(b.ptr);
         assert!(b.ptr >= window_base(t) && b.ptr < window_base(t) + WINDOW_SIZE);
@@ -264,7 +264,7 @@ fn small_classes_live_in_their_own_windows() {
 #[test]
 fn double_interior_and_unknown_frees_are_refused() {
     let mut a = allocator();
-    let b = a.alloc(1000, None).unwrap();
+    let b = a.alloc(1000, None, 0).unwrap();
     assert!(
         matches!(a.free(b.ptr + 4, None), Err(FreeError::Interior { ptr, .. }) if ptr == b.ptr + 4)
     );
@@ -293,7 +293,7 @@ fn leak_list_is_live_blocks_in_allocation_order() {
     let mut a = allocator();
     let ids: Vec<_> = [10u64, 20, 30, 40]
         .iter()
-        .map(|&s| a.alloc(s, None).unwrap())
+        .map(|&s| a.alloc(s, None, 0).unwrap())
         .collect();
     a.free(ids[1].ptr, None).unwrap();
     let live: Vec<_> = a.live_blocks().iter().map(|b| (b.id, b.size)).collect();
@@ -305,7 +305,7 @@ fn leak_list_is_live_blocks_in_allocation_order() {
 #[test]
 fn lookup_finds_live_and_freed_blocks_from_any_address_inside() {
     let mut a = allocator();
-    let b = a.alloc(5000, None).unwrap();
+    let b = a.alloc(5000, None, 0).unwrap();
     assert_eq!(a.table().lookup(b.ptr + 4999).unwrap().id, b.id);
     assert_eq!(a.table().lookup(base_of(&b)).unwrap().id, b.id);
     a.free(b.ptr, None).unwrap();
@@ -321,18 +321,18 @@ fn failed_physical_allocation_leaves_no_trace() {
     let mut a = allocator();
     a.backend_mut().fail_next("create");
     assert!(matches!(
-        a.alloc(3 << 20, None),
+        a.alloc(3 << 20, None, 0),
         Err(AllocError::Backend(_))
     ));
     a.backend_mut().fail_next("map");
-    assert!(matches!(a.alloc(400, None), Err(AllocError::Backend(_))));
+    assert!(matches!(a.alloc(400, None, 0), Err(AllocError::Backend(_))));
     assert_eq!(a.backend().mapping_count(), 0);
     assert_eq!(a.backend().live_handles(), 1, "the chunk went to the cache");
-    let b = a.alloc(400, None).unwrap();
+    let b = a.alloc(400, None, 0).unwrap();
     assert_eq!(a.backend().read_u64(hdr_of(&b)), Some(400));
     assert_eq!(b.id, 1, "failed allocations take no id");
     assert!(matches!(
-        a.alloc(u64::MAX, None),
+        a.alloc(u64::MAX, None, 0),
         Err(AllocError::TooLarge(_))
     ));
 }
@@ -341,7 +341,7 @@ fn failed_physical_allocation_leaves_no_trace() {
 fn chunk_cache_is_bounded() {
     let mut a = allocator();
     let blocks: Vec<_> = (0..MAX_CACHED_CHUNKS + 8)
-        .map(|_| a.alloc(3 << 20, None).unwrap())
+        .map(|_| a.alloc(3 << 20, None, 0).unwrap())
         .collect();
     let live = a.backend().live_handles();
     for b in &blocks {
@@ -352,7 +352,7 @@ fn chunk_cache_is_bounded() {
     assert_eq!(a.backend().live_handles(), live - blocks.len());
     assert_eq!(a.stats().header_granules, 1);
     let small: Vec<_> = (0..MAX_CACHED_CHUNKS + 8)
-        .map(|_| a.alloc((2 << 20) - 300, None).unwrap())
+        .map(|_| a.alloc((2 << 20) - 300, None, 0).unwrap())
         .collect();
     let before = a.backend().live_handles();
     for b in &small {
@@ -371,7 +371,7 @@ fn tombstones_are_capped() {
     let mut a = allocator();
     let size = (2 << 20) - 300; // one granule each, own slot
     for _ in 0..MAX_TOMBSTONES + 10 {
-        let b = a.alloc(size, None).unwrap();
+        let b = a.alloc(size, None, 0).unwrap();
         a.free(b.ptr, None).unwrap();
     }
     assert_eq!(a.backend().mapping_count(), MAX_TOMBSTONES);
@@ -383,18 +383,18 @@ fn a_full_window_reuses_the_oldest_freed_slot() {
     let size = 200u64 << 30; // class 35: 8 slots of 256 GiB
     let t = class_for(size).unwrap();
     assert_eq!(WINDOW_SIZE / slot_bytes(t), 8);
-    let blocks: Vec<_> = (0..8).map(|_| a.alloc(size, None).unwrap()).collect();
+    let blocks: Vec<_> = (0..8).map(|_| a.alloc(size, None, 0).unwrap()).collect();
     assert!(
-        matches!(a.alloc(size, None), Err(AllocError::OutOfAddressSpace { class }) if class == t)
+        matches!(a.alloc(size, None, 0), Err(AllocError::OutOfAddressSpace { class }) if class == t)
     );
     a.free(blocks[5].ptr, None).unwrap();
     a.free(blocks[2].ptr, None).unwrap();
     assert_eq!(
-        a.alloc(size, None).unwrap().ptr,
+        a.alloc(size, None, 0).unwrap().ptr,
         blocks[5].ptr,
         "oldest freed first"
     );
-    assert_eq!(a.alloc(size, None).unwrap().ptr, blocks[2].ptr);
+    assert_eq!(a.alloc(size, None, 0).unwrap().ptr, blocks[2].ptr);
     assert_eq!(a.window(t).unused(), 0);
 }
 
@@ -425,7 +425,7 @@ proptest! {
         for o in ops {
             match o {
                 Op::Alloc(size) => {
-                    let b = a.alloc(size, None).unwrap();
+                    let b = a.alloc(size, None, 0).unwrap();
                     prop_assert!(seen.insert(b.ptr));
                     for l in &live {
                         let (s1, e1) = (base_of(l), base_of(l) + block_size(tag_of(l.ptr)));
@@ -475,7 +475,7 @@ fn windows_taken_by_the_process_promote_their_sizes() {
         (1..FIRST_REQUIRED_TAG).collect::<Vec<_>>()
     );
     for size in [1u64, 100, 255, 1000, 1791] {
-        let b = a.alloc(size, None).unwrap();
+        let b = a.alloc(size, None, 0).unwrap();
         assert_eq!(tag_of(b.ptr), FIRST_REQUIRED_TAG, "size {size}");
         assert_eq!(b.size, size, "exact bounds kept");
         assert_eq!(
@@ -485,7 +485,7 @@ fn windows_taken_by_the_process_promote_their_sizes() {
             "header"
         );
     }
-    let big = a.alloc(5000, None).unwrap();
+    let big = a.alloc(5000, None, 0).unwrap();
     assert_eq!(
         tag_of(big.ptr),
         class_for(5000).unwrap(),

@@ -179,7 +179,7 @@ impl World {
 
     /// Allocates for `thread` and checks the block against the model.
     fn alloc(&mut self, thread: usize, size: u64) -> Result<Live, String> {
-        let r = self.a.alloc(size, None);
+        let r = self.a.alloc(size, None, 0);
         self.log.push(Entry {
             thread,
             call: Call::Alloc(size),
@@ -426,7 +426,7 @@ fn replay(log: &[Entry]) -> Result<(), String> {
     let mut a = Allocator::new(HostBackend::new(), Rng::new(SEED)).expect("windows reserve");
     for (k, e) in log.iter().enumerate() {
         let got = match e.call {
-            Call::Alloc(size) => outcome_of_alloc(&a.alloc(size, None)),
+            Call::Alloc(size) => outcome_of_alloc(&a.alloc(size, None, 0)),
             Call::Free(ptr) => outcome_of_free(&a.free(ptr, None)),
         };
         if got != e.outcome {

@@ -422,11 +422,11 @@ fn the_allocator_starts_over_after_a_reset() {
     // the allocator starts over in the same windows.
     for driver_kept_them in [false, true] {
         let mut a = Allocator::new(HostBackend::new(), Rng::new(7)).unwrap();
-        let small = a.alloc(400, None).unwrap();
-        let large = a.alloc(3 << 20, None).unwrap();
-        let freed = a.alloc(100, None).unwrap();
+        let small = a.alloc(400, None, 0).unwrap();
+        let large = a.alloc(3 << 20, None, 0).unwrap();
+        let freed = a.alloc(100, None, 0).unwrap();
         a.free(freed.ptr, None).unwrap();
-        let freed_large = a.alloc(5 << 20, None).unwrap();
+        let freed_large = a.alloc(5 << 20, None, 0).unwrap();
         a.free(freed_large.ptr, None).unwrap(); // leaves a tombstone
         if !driver_kept_them {
             a.backend_mut().reset_device();
@@ -445,7 +445,7 @@ fn the_allocator_starts_over_after_a_reset() {
         }
         // New blocks: fresh addresses, headers written, ids going on.
         for size in [400u64, 3 << 20, 100, 5 << 20] {
-            let b = a.alloc(size, None).unwrap();
+            let b = a.alloc(size, None, 0).unwrap();
             assert!(b.id > freed_large.id);
             assert!(is_cusafe(b.ptr));
             assert!(![small.ptr, large.ptr, freed.ptr, freed_large.ptr].contains(&b.ptr));

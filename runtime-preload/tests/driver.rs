@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{assert_has, run_driver_app, run_env, the_line_with, Run};
+use common::{assert_has, run_driver_app, run_driver_app_env, run_env, the_line_with, Run};
 
 /// Every way `driver_app` can reach the driver.
 const ROUTES: [&str; 4] = ["procaddr", "procaddr-v1", "dlsym", "linked"];
@@ -142,9 +142,25 @@ fn a_free_during_a_capture_begun_through_the_driver_is_deferred_and_the_capture_
 }
 
 #[test]
-fn driver_allocations_and_launches_in_another_devices_context_run_unchecked_and_say_so_once() {
+fn driver_allocations_and_launches_in_another_devices_primary_context_are_tagged() {
     for how in ROUTES {
         let r = run_driver_app(how, "other-device", true, "detect_leaks=1");
+        assert_eq!((r.code, r.stderr.as_str()), (0, ""), "{how}: {r:?}");
+        assert!(r.stdout.contains("device 1 tag=6"), "{how}: {r:?}");
+        assert!(r.stdout.contains("device 0 tag="), "{how}: {r:?}");
+        assert_eq!(r.stdout.matches("window ").count(), 2, "{how}: {r:?}");
+    }
+}
+
+#[test]
+fn driver_work_on_a_device_that_cannot_be_served_runs_unchecked_and_says_so_once() {
+    for how in ROUTES {
+        let r = run_driver_app_env(
+            how,
+            "other-device",
+            "detect_leaks=1",
+            &[("FAKE_CUDA_NO_VMM1", "1")],
+        );
         assert_eq!(r.code, 0, "{how}: {r:?}");
         let tag = |dev: &str| -> u32 {
             let line = r
@@ -156,10 +172,7 @@ fn driver_allocations_and_launches_in_another_devices_context_run_unchecked_and_
         };
         assert!(!(1..=35).contains(&tag("1")), "{how}: {r:?}");
         assert!((1..=35).contains(&tag("0")), "{how}: {r:?}");
-        let said = the_line_with(
-            &r.stderr,
-            "on device 1: cusafe tags and checks memory on device 0 only",
-        );
+        let said = the_line_with(&r.stderr, "on device 1: cusafe cannot tag memory there");
         assert!(
             said.starts_with("cusafe: warning: cuMemAlloc"),
             "{how}: {r:?}"
@@ -168,7 +181,7 @@ fn driver_allocations_and_launches_in_another_devices_context_run_unchecked_and_
         assert_eq!(r.stdout.matches("window ").count(), 2, "{how}: {r:?}");
         the_line_with(
             &r.stderr,
-            "window(char*) launched on device 1: instrumented kernels work on device 0 only",
+            "window(char*) launched on device 1: cusafe does not serve it",
         );
     }
 }

@@ -158,7 +158,7 @@ fn alloc_backtrace_names_the_allocation_site() {
 #[test]
 fn free_errors_become_reports() {
     let mut a = Allocator::new(HostBackend::new(), Rng::new(3)).unwrap();
-    let b = a.alloc(100, None).unwrap();
+    let b = a.alloc(100, None, 0).unwrap();
     let e = a.free(b.ptr + 8, None).unwrap_err();
     assert!(matches!(e, FreeError::Interior { .. }));
     let r = free_report("cudaFree", &e).unwrap();

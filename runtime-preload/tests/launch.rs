@@ -210,14 +210,30 @@ fn instrumented_kernels_get_each_pointer_arguments_window_at_launch() {
 }
 
 #[test]
-fn an_instrumented_kernel_launched_on_another_device_runs_and_says_so_once() {
+fn an_instrumented_kernel_launched_on_another_device_runs_silently() {
     let r = run(&["windows", "other_device"], "detect_leaks=0");
+    assert_eq!((r.code, r.stderr.as_str()), (0, ""), "{r:?}");
+    assert_eq!(r.stdout.matches("n=5\n").count(), 2, "{r:?}");
+}
+
+#[test]
+fn an_instrumented_kernel_launched_on_a_device_that_cannot_be_served_says_so_once() {
+    let r = run_env(
+        &["windows", "other_device"],
+        "detect_leaks=0",
+        &[("FAKE_CUDA_NO_VMM1", "1")],
+    );
     assert_eq!(r.code, 0, "{r:?}");
     assert_eq!(r.stdout.matches("n=5\n").count(), 2, "{r:?}");
     let said = the_line_with(&r.stderr, " launched on device 1: ");
     assert!(
-        said.starts_with("cusafe: warning: windows(int*, int, int*, float*) launched on device 1: instrumented kernels work on device 0 only")
+        said.starts_with("cusafe: warning: windows(int*, int, int*, float*) launched on device 1: cusafe does not serve it")
             && said.contains("CUDA_VISIBLE_DEVICES=N"),
+        "{r:?}"
+    );
+    assert_eq!(
+        r.stderr.matches(" launched on device 1").count(),
+        1,
         "{r:?}"
     );
     // Launches on the runtime's own device say nothing.

@@ -42,18 +42,11 @@ fn two_thousand_cycles_never_return_a_freed_address() {
 }
 
 #[test]
-fn other_devices_get_untagged_memory_and_say_so_once() {
+fn another_device_gets_tagged_memory_silently() {
+    // Devices that cannot be served are tested in devices.rs.
     let r = run(&["other_device"], "");
-    assert_eq!(r.code, 0, "{r:?}");
-    let tag: u32 = r.stdout.trim().trim_start_matches("tag=").parse().unwrap();
-    assert!(!(1..=35).contains(&tag), "{r:?}");
-    // Not quietly: the first allocation on device 1 says that it is not checked, and
-    // what to do; the second one says nothing more.
-    let said = the_line_with(&r.stderr, "cusafe: warning: cudaMalloc on device 1: ");
-    assert!(
-        said.contains("checks memory on device 0 only") && said.contains("CUDA_VISIBLE_DEVICES=N"),
-        "{r:?}"
-    );
+    assert_eq!((r.code, r.stderr.as_str()), (0, ""), "{r:?}");
+    assert_eq!(r.stdout, "tag=7\n");
 }
 
 #[test]

@@ -110,7 +110,7 @@ fn range(ptr: u64, len: u64) -> ApiRange {
 #[test]
 fn exact_bounds_at_the_edges() {
     let mut a = Allocator::new(HostBackend::new(), Rng::new(1)).unwrap();
-    let b = a.alloc(1000, None).unwrap();
+    let b = a.alloc(1000, None, 0).unwrap();
     let t = a.table();
     assert!(check_range(&range(b.ptr, 1000), t).is_none());
     assert!(check_range(&range(b.ptr + 999, 1), t).is_none());
@@ -153,7 +153,7 @@ proptest! {
     #[test]
     fn range_check_matches_the_exact_bounds(size in 1u64..100_000, off in -300i64..110_000, len in 1u64..120_000) {
         let mut a = Allocator::new(HostBackend::new(), Rng::new(9)).unwrap();
-        let b = a.alloc(size, None).unwrap();
+        let b = a.alloc(size, None, 0).unwrap();
         let ptr = b.ptr.wrapping_add(off as u64);
         let inside = off >= 0 && off as u64 + len <= size;
         let found = check_range(&range(ptr, len), a.table());

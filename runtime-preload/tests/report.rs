@@ -23,6 +23,7 @@ fn table(freed: bool) -> BlockTable {
             ptr: PTR,
             size: 400,
             freed,
+            device: 0,
             alloc_site: None,
             free_site: None,
         },
@@ -196,6 +197,7 @@ fn a_jump_into_another_buffer_names_both() {
             ptr: other + 256,
             size: 400,
             freed: false,
+            device: 0,
             alloc_site: None,
             free_site: None,
         },
@@ -232,7 +234,7 @@ fn unknown_location_and_range_access() {
     );
 }
 
-const JSON: &str = r#"{"access":{"atomic":false,"range":false,"size":4,"write":true},"address":"0x00000e0000400290","api":null,"block":[0,2,0],"buffer":{"alloc_site":null,"free_site":null,"freed":false,"id":3,"offset":400,"ptr":"0x00000e0000400100","size":400},"call_site":null,"col":5,"detail":"0x00000e0000400290 is 0 bytes after the end of the 400-byte buffer #3 (live)","file":"vec.cu","hint":"the access is outside the buffer: check the index and the launch geometry against the buffer's element count","kernel":"add_one(int*, int)","kind":"heap-buffer-overflow","line":12,"operand":null,"pid":4242,"thread":[100,0,0],"where":"device"}
+const JSON: &str = r#"{"access":{"atomic":false,"range":false,"size":4,"write":true},"address":"0x00000e0000400290","api":null,"block":[0,2,0],"buffer":{"alloc_site":null,"device":0,"free_site":null,"freed":false,"id":3,"offset":400,"ptr":"0x00000e0000400100","size":400},"call_site":null,"col":5,"detail":"0x00000e0000400290 is 0 bytes after the end of the 400-byte buffer #3 (live)","device":null,"file":"vec.cu","hint":"the access is outside the buffer: check the index and the launch geometry against the buffer's element count","kernel":"add_one(int*, int)","kind":"heap-buffer-overflow","line":12,"operand":null,"pid":4242,"thread":[100,0,0],"where":"device"}
 "#;
 
 #[test]

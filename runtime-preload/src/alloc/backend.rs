@@ -96,8 +96,10 @@ pub trait Backend {
     fn reserve(&mut self, va: u64, bytes: u64) -> Result<(), BackendError>;
     /// Frees the reservation of `bytes` at `va` (no mapping may be left in it).
     fn unreserve(&mut self, va: u64, bytes: u64) -> Result<(), BackendError>;
-    /// Allocates `bytes` of physical memory.
-    fn create(&mut self, bytes: u64) -> Result<Self::Handle, BackendError>;
+    /// Allocates `bytes` of physical memory on `device` (a CUDA device ordinal). Maps of
+    /// it are accessible to that device and to every device that can reach it as a peer;
+    /// fills of it are issued on that device.
+    fn create(&mut self, bytes: u64, device: i32) -> Result<Self::Handle, BackendError>;
     /// Frees physical memory (once no mapping uses it any more).
     fn release(&mut self, handle: Self::Handle) -> Result<(), BackendError>;
     /// Maps the whole of `handle` (`bytes` long) at `va` inside a reservation with

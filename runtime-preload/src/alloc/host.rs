@@ -40,6 +40,8 @@ pub struct HostBackend {
     reservations: BTreeMap<u64, u64>,
     /// Live physical handles and their sizes.
     handles: HashMap<u64, u64>,
+    /// The device each live handle's memory is on.
+    devices: HashMap<u64, i32>,
     next_handle: u64,
     mappings: BTreeMap<u64, Mapping>,
     /// Words written, by handle, then byte offset.
@@ -80,6 +82,7 @@ impl HostBackend {
     pub fn reset_device(&mut self) {
         self.reservations.clear();
         self.handles.clear();
+        self.devices.clear();
         self.mappings.clear();
         self.words.clear();
         self.filled.clear();
@@ -103,6 +106,12 @@ impl HostBackend {
     /// The access of the mapping holding `va`.
     pub fn access(&self, va: u64) -> Option<Access> {
         self.mapping_at(va).map(|(_, m)| m.access)
+    }
+
+    /// The device whose memory is mapped at `va`, if any.
+    pub fn device_at(&self, va: u64) -> Option<i32> {
+        let (_, m) = self.mapping_at(va)?;
+        self.devices.get(&m.handle).copied()
     }
 
     fn mapping_at(&self, va: u64) -> Option<(u64, &Mapping)> {
@@ -190,11 +199,12 @@ impl Backend for HostBackend {
         Ok(())
     }
 
-    fn create(&mut self, bytes: u64) -> Result<u64, BackendError> {
+    fn create(&mut self, bytes: u64, device: i32) -> Result<u64, BackendError> {
         self.injected("create")?;
         aligned("create", 0, bytes)?;
         self.next_handle += 1;
         self.handles.insert(self.next_handle, bytes);
+        self.devices.insert(self.next_handle, device);
         self.ops.creates += 1;
         Ok(self.next_handle)
     }
@@ -212,6 +222,7 @@ impl Backend for HostBackend {
         }
         self.words.remove(&handle);
         self.filled.remove(&handle);
+        self.devices.remove(&handle);
         self.ops.releases += 1;
         Ok(())
     }

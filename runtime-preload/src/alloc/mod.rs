@@ -20,6 +20,10 @@
 //!   and an uninstrumented store through it faults (the payload is unmapped, the
 //!   tombstone read-only) instead of un-zeroing the header.
 //! * Slots: a used slot never comes back while unused ones remain (`slots.rs`).
+//! * Devices: the windows and slots are the process's (the address space is unified);
+//!   physical memory is the allocating device's. Slabs, cached chunks, tombstones and
+//!   header granules are kept per device, so a block's header, payload and tombstone
+//!   all live on the block's device.
 
 mod backend;
 mod headers;
@@ -159,6 +163,7 @@ pub struct Stats {
 #[derive(Debug)]
 struct Slab<H> {
     class: u32,
+    device: i32,
     next: u64,
     cap: u64,
     live: u64,
@@ -167,6 +172,7 @@ struct Slab<H> {
 
 #[derive(Debug)]
 struct Large<H> {
+    device: i32,
     /// Where its own physical memory is mapped, and how many bytes.
     backing: (u64, u64),
     handle: H,
@@ -179,8 +185,9 @@ struct Large<H> {
 enum Tomb {
     /// The shared all-zero, read-only tombstone chunk.
     Zero,
-    /// A slotted block's header granule (this index), its slot zeroed and still taken.
-    Header(usize),
+    /// A slotted block's header granule (this device's, this index), its slot zeroed
+    /// and still taken.
+    Header(i32, usize),
 }
 
 /// Windows below this tag may be missing (see [`Allocator::new`]); from it on every
@@ -198,15 +205,18 @@ pub struct Allocator<B: Backend> {
     /// Slot maps indexed by class (index 0 unused).
     windows: Vec<SlotMap>,
     slabs: HashMap<u64, Slab<B::Handle>>,
-    /// The slab each class bump-allocates from.
-    current: Vec<Option<u64>>,
+    /// The slab each (device, class) bump-allocates from.
+    current: HashMap<(i32, u32), u64>,
     large: HashMap<u64, Large<B::Handle>>,
     table: BlockTable,
-    chunks: Vec<B::Handle>,
-    tomb: Option<B::Handle>,
+    /// Cached chunks per device.
+    chunks: HashMap<i32, Vec<B::Handle>>,
+    /// The zero tombstone chunk per device.
+    tomb: HashMap<i32, B::Handle>,
     tombstones: VecDeque<u64>,
     tombstoned: HashMap<u64, Tomb>,
-    headers: HeaderGranules<B::Handle>,
+    /// Header granules per device.
+    headers: HashMap<i32, HeaderGranules<B::Handle>>,
     next_id: u64,
     stats: Stats,
 }
@@ -241,14 +251,14 @@ impl<B: Backend> Allocator<B> {
             available,
             windows,
             slabs: HashMap::new(),
-            current: vec![None; MAX_TAG as usize + 1],
+            current: HashMap::new(),
             large: HashMap::new(),
             table: BlockTable::default(),
-            chunks: Vec::new(),
-            tomb: None,
+            chunks: HashMap::new(),
+            tomb: HashMap::new(),
             tombstones: VecDeque::new(),
             tombstoned: HashMap::new(),
-            headers: HeaderGranules::default(),
+            headers: HashMap::new(),
             next_id: 1,
             stats: Stats::default(),
         })
@@ -281,25 +291,27 @@ impl<B: Backend> Allocator<B> {
         &self.windows[t as usize]
     }
 
-    /// Allocates a block with `size` payload bytes and writes its header.
+    /// Allocates a block with `size` payload bytes on `device` and writes its header.
     pub fn alloc(
         &mut self,
         size: u64,
         site: Option<Arc<Backtrace>>,
+        device: i32,
     ) -> Result<BlockInfo, AllocError> {
         let t = class_for(size)
             .and_then(|t| (t..=MAX_TAG).find(|&c| self.available[c as usize]))
             .ok_or(AllocError::TooLarge(size))?;
         let base = if is_slab_class(t) {
-            self.alloc_in_slab(t, size)?
+            self.alloc_in_slab(t, size, device)?
         } else {
-            self.alloc_large(t, size)?
+            self.alloc_large(t, size, device)?
         };
         let info = BlockInfo {
             id: self.next_id,
             ptr: payload(base),
             size,
             freed: false,
+            device,
             alloc_site: site,
             free_site: None,
         };
@@ -377,14 +389,15 @@ impl<B: Backend> Allocator<B> {
         for va in std::mem::take(&mut self.tombstoned).into_keys() {
             let _ = self.backend.unmap(va, GRANULE);
         }
-        for h in std::mem::take(&mut self.chunks)
-            .into_iter()
-            .chain(self.tomb.take())
-            .chain(self.headers.drain())
-        {
+        let chunks = std::mem::take(&mut self.chunks).into_values().flatten();
+        let tombs = std::mem::take(&mut self.tomb).into_values();
+        let headers = std::mem::take(&mut self.headers)
+            .into_values()
+            .flat_map(|mut h| h.drain());
+        for h in chunks.chain(tombs).chain(headers).collect::<Vec<_>>() {
             let _ = self.backend.release(h);
         }
-        self.current.iter_mut().for_each(|c| *c = None);
+        self.current.clear();
         self.tombstones.clear();
         for b in self.table.live() {
             self.table
@@ -410,10 +423,10 @@ impl<B: Backend> Allocator<B> {
         self.table.live()
     }
 
-    fn alloc_in_slab(&mut self, t: u32, size: u64) -> Result<u64, AllocError> {
-        let slot_va = match self.current[t as usize] {
-            Some(va) if self.slabs[&va].next < self.slabs[&va].cap => va,
-            _ => self.new_slab(t)?,
+    fn alloc_in_slab(&mut self, t: u32, size: u64, device: i32) -> Result<u64, AllocError> {
+        let slot_va = match self.current.get(&(device, t)) {
+            Some(&va) if self.slabs[&va].next < self.slabs[&va].cap => va,
+            _ => self.new_slab(t, device)?,
         };
         let slab = self.slabs.get_mut(&slot_va).expect("current slab");
         let base = slot_va + slab.next * block_size(t);
@@ -427,9 +440,9 @@ impl<B: Backend> Allocator<B> {
         Ok(base)
     }
 
-    fn new_slab(&mut self, t: u32) -> Result<u64, AllocError> {
+    fn new_slab(&mut self, t: u32, device: i32) -> Result<u64, AllocError> {
         let (va, slot) = self.take_slot(t)?;
-        let handle = match self.chunk() {
+        let handle = match self.chunk(device) {
             Ok(h) => h,
             Err(e) => {
                 self.windows[t as usize].retire(slot);
@@ -444,30 +457,31 @@ impl<B: Backend> Allocator<B> {
             rows: GRANULE / bs,
             pitch: bs,
         };
-        self.map_or_undo(t, slot, va, GRANULE, handle, &[headers])?;
+        self.map_or_undo(t, slot, va, GRANULE, (handle, device), &[headers])?;
         self.slabs.insert(
             va,
             Slab {
                 class: t,
+                device,
                 next: 0,
                 cap: GRANULE / bs,
                 live: 0,
                 handle,
             },
         );
-        self.current[t as usize] = Some(va);
+        self.current.insert((device, t), va);
         self.stats.slabs_mapped += 1;
         Ok(va)
     }
 
-    fn alloc_large(&mut self, t: u32, size: u64) -> Result<u64, AllocError> {
+    fn alloc_large(&mut self, t: u32, size: u64, device: i32) -> Result<u64, AllocError> {
         let (va, slot) = self.take_slot(t)?;
         let (at, bytes) = backing(va, size);
         let handle = if bytes == GRANULE {
-            self.chunk()
+            self.chunk(device)
         } else {
             self.stats.physical_created += 1;
-            self.backend.create(bytes)
+            self.backend.create(bytes, device)
         };
         let handle = match handle {
             Ok(h) => h,
@@ -477,10 +491,10 @@ impl<B: Backend> Allocator<B> {
             }
         };
         let header = if is_slotted(t) {
-            match self.map_header_granule(va) {
+            match self.map_header_granule(va, device) {
                 Ok(i) => Some(i),
                 Err(e) => {
-                    let _ = self.dispose(handle, bytes);
+                    let _ = self.dispose(handle, bytes, device);
                     self.windows[t as usize].retire(slot);
                     return Err(e.into());
                 }
@@ -494,16 +508,17 @@ impl<B: Backend> Allocator<B> {
             Fill::word(hdr, size as u32),
             Fill::word(hdr + 4, (size >> 32) as u32),
         ];
-        if let Err(e) = self.map_or_undo(t, slot, at, bytes, handle, &fills) {
+        if let Err(e) = self.map_or_undo(t, slot, at, bytes, (handle, device), &fills) {
             if let Some(i) = header {
                 let _ = self.backend.unmap(va, GRANULE);
-                self.headers.give_back(i, header_slot(va));
+                self.granules(device).give_back(i, header_slot(va));
             }
             return Err(e);
         }
         self.large.insert(
             va,
             Large {
+                device,
                 backing: (at, bytes),
                 handle,
                 header,
@@ -513,35 +528,44 @@ impl<B: Backend> Allocator<B> {
         Ok(va)
     }
 
-    /// Makes a header granule ahead of the first slotted block, so that the block's
-    /// allocation pays only for its payload (the runtime does this at start-up, with
-    /// the runtime page: a fixed 2 MiB per process).
-    pub fn make_header_granule(&mut self) -> Result<(), BackendError> {
-        let h = self.backend.create(GRANULE)?;
+    /// Makes a header granule on `device` ahead of the first slotted block there, so
+    /// that the block's allocation pays only for its payload (the runtime does this when
+    /// it starts serving a device, with its runtime page: a fixed 2 MiB per device).
+    pub fn make_header_granule(&mut self, device: i32) -> Result<(), BackendError> {
+        let h = self.backend.create(GRANULE, device)?;
         self.stats.physical_created += 1;
         self.stats.header_granules += 1;
-        self.headers.add(h);
+        self.granules(device).add(h);
         Ok(())
     }
 
-    /// Maps a header granule with the slot of the slotted block at `va` free over the
-    /// block's first granule (making one when every granule has that slot taken;
-    /// zeroing it at its first mapping) and takes the slot. Returns the granule's index.
-    fn map_header_granule(&mut self, va: u64) -> Result<usize, BackendError> {
+    /// The header granules of `device`.
+    fn granules(&mut self, device: i32) -> &mut HeaderGranules<B::Handle> {
+        self.headers.entry(device).or_default()
+    }
+
+    /// Maps a header granule of `device` with the slot of the slotted block at `va`
+    /// free over the block's first granule (making one when every granule has that slot
+    /// taken; zeroing it at its first mapping) and takes the slot. Returns the granule's
+    /// index.
+    fn map_header_granule(&mut self, va: u64, device: i32) -> Result<usize, BackendError> {
         let slot = header_slot(va);
-        if self.headers.with_free(slot).is_none() {
-            self.make_header_granule()?;
+        if self.granules(device).with_free(slot).is_none() {
+            self.make_header_granule(device)?;
         }
-        let (index, h, zeroed) = self.headers.with_free(slot).expect("a granule was made");
+        let (index, h, zeroed) = self
+            .granules(device)
+            .with_free(slot)
+            .expect("a granule was made");
         self.backend.map(va, GRANULE, h, Access::ReadWrite)?;
         if !zeroed {
             if let Err(e) = self.backend.fill32(Fill::span(va, GRANULE, 0)) {
                 let _ = self.backend.unmap(va, GRANULE);
                 return Err(e);
             }
-            self.headers.set_zeroed(index);
+            self.granules(device).set_zeroed(index);
         }
-        self.headers.take(index, slot);
+        self.granules(device).take(index, slot);
         Ok(index)
     }
 
@@ -563,15 +587,15 @@ impl<B: Backend> Allocator<B> {
         Ok((va, p.slot))
     }
 
-    /// Maps `handle` at `va` and runs `fills`; on failure undoes the mapping, gives
-    /// the memory back and quarantines the slot.
+    /// Maps `handle` (memory of `device`) at `va` and runs `fills`; on failure undoes
+    /// the mapping, gives the memory back and quarantines the slot.
     fn map_or_undo(
         &mut self,
         t: u32,
         slot: u64,
         va: u64,
         bytes: u64,
-        handle: B::Handle,
+        (handle, device): (B::Handle, i32),
         fills: &[Fill],
     ) -> Result<(), AllocError> {
         let mut mapped = false;
@@ -584,27 +608,29 @@ impl<B: Backend> Allocator<B> {
             if mapped {
                 let _ = self.backend.unmap(va, bytes);
             }
-            let _ = self.dispose(handle, bytes);
+            let _ = self.dispose(handle, bytes, device);
             self.windows[t as usize].retire(slot);
             return Err(e.into());
         }
         Ok(())
     }
 
-    /// A 2 MiB chunk: a cached one, or a new one.
-    fn chunk(&mut self) -> Result<B::Handle, BackendError> {
-        if let Some(h) = self.chunks.pop() {
+    /// A 2 MiB chunk on `device`: a cached one, or a new one.
+    fn chunk(&mut self, device: i32) -> Result<B::Handle, BackendError> {
+        if let Some(h) = self.chunks.get_mut(&device).and_then(Vec::pop) {
             self.stats.chunks_reused += 1;
             return Ok(h);
         }
         self.stats.physical_created += 1;
-        self.backend.create(GRANULE)
+        self.backend.create(GRANULE, device)
     }
 
-    /// Gives physical memory of `bytes` back: a chunk goes to the cache while it has room.
-    fn dispose(&mut self, handle: B::Handle, bytes: u64) -> Result<(), BackendError> {
-        if bytes == GRANULE && self.chunks.len() < MAX_CACHED_CHUNKS {
-            self.chunks.push(handle);
+    /// Gives physical memory of `bytes` on `device` back: a chunk goes to the device's
+    /// cache while it has room.
+    fn dispose(&mut self, handle: B::Handle, bytes: u64, device: i32) -> Result<(), BackendError> {
+        let cache = self.chunks.entry(device).or_default();
+        if bytes == GRANULE && cache.len() < MAX_CACHED_CHUNKS {
+            cache.push(handle);
             Ok(())
         } else {
             self.backend.release(handle)
@@ -629,15 +655,15 @@ impl<B: Backend> Allocator<B> {
             return Ok(false);
         }
         let slab = self.slabs.remove(&slot_va).expect("slab");
-        let t = slab.class;
-        if self.current[t as usize] == Some(slot_va) {
-            self.current[t as usize] = None;
+        let (t, device) = (slab.class, slab.device);
+        if self.current.get(&(device, t)) == Some(&slot_va) {
+            self.current.remove(&(device, t));
         }
         self.stats.slabs_retired += 1;
         self.windows[t as usize].retire((slot_va - window_base(t)) / GRANULE);
         self.backend.unmap(slot_va, GRANULE)?;
-        self.dispose(slab.handle, GRANULE)?;
-        self.tombstone(slot_va)?;
+        self.dispose(slab.handle, GRANULE, device)?;
+        self.tombstone(slot_va, device)?;
         Ok(true)
     }
 
@@ -650,30 +676,30 @@ impl<B: Backend> Allocator<B> {
             Some(i) => {
                 self.backend.fill32(Fill::span(header_addr(base), 8, 0))?;
                 self.backend.unmap(at, bytes)?;
-                self.dispose(l.handle, bytes)?;
-                self.bury(base, Tomb::Header(i))
+                self.dispose(l.handle, bytes, l.device)?;
+                self.bury(base, Tomb::Header(l.device, i))
             }
             None => {
                 self.backend.unmap(at, bytes)?;
-                self.dispose(l.handle, bytes)?;
-                self.tombstone(base)
+                self.dispose(l.handle, bytes, l.device)?;
+                self.tombstone(base, l.device)
             }
         }
     }
 
-    /// Maps the all-zero, read-only tombstone chunk over the granule at `va`.
-    fn tombstone(&mut self, va: u64) -> Result<(), BackendError> {
-        match self.tomb {
-            Some(h) => self.backend.map(va, GRANULE, h, Access::ReadOnly)?,
+    /// Maps `device`'s all-zero, read-only tombstone chunk over the granule at `va`.
+    fn tombstone(&mut self, va: u64, device: i32) -> Result<(), BackendError> {
+        match self.tomb.get(&device) {
+            Some(&h) => self.backend.map(va, GRANULE, h, Access::ReadOnly)?,
             None => {
                 // The first one is made here: mapped writable, zeroed, then read-only.
-                let h = self.backend.create(GRANULE)?;
+                let h = self.backend.create(GRANULE, device)?;
                 self.stats.physical_created += 1;
                 if let Err(e) = self.backend.map(va, GRANULE, h, Access::ReadWrite) {
                     let _ = self.backend.release(h);
                     return Err(e);
                 }
-                self.tomb = Some(h);
+                self.tomb.insert(device, h);
                 self.backend.fill32(Fill::span(va, GRANULE, 0))?;
                 self.backend.protect(va, GRANULE, Access::ReadOnly)?;
             }
@@ -703,8 +729,8 @@ impl<B: Backend> Allocator<B> {
     /// again).
     fn drop_tombstone(&mut self, va: u64, tomb: Tomb) -> Result<(), BackendError> {
         self.backend.unmap(va, GRANULE)?;
-        if let Tomb::Header(i) = tomb {
-            self.headers.give_back(i, header_slot(va));
+        if let Tomb::Header(device, i) = tomb {
+            self.granules(device).give_back(i, header_slot(va));
         }
         Ok(())
     }

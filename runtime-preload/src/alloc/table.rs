@@ -26,6 +26,8 @@ pub struct BlockInfo {
     pub size: u64,
     /// Whether the block was freed.
     pub freed: bool,
+    /// The CUDA device its memory is on.
+    pub device: i32,
     /// Where the block was allocated (with `alloc_backtrace=1`).
     pub alloc_site: Option<Arc<Backtrace>>,
     /// Where the block was freed (with `alloc_backtrace=1`).

@@ -115,25 +115,35 @@ pub fn alloc_report_page() -> Result<ReportPage, String> {
     })
 }
 
-/// Reserves window 36, maps the runtime page and the stack-epoch state (zeroed) at `RTPAGE_ADDR` and writes the report page's
-/// device address, the option `flags`, the magic and a zero claim counter into it; the
-/// rest of the granule is zeroed (room for more device state, e.g. stack epochs).
-/// Returns the page's memory.
+/// Reserves window 36, where the devices' runtime pages go (the first device's at
+/// `RTPAGE_ADDR`, the n-th's at `device_page(n)`).
+pub fn reserve_runtime_window(backend: &mut VmmBackend) -> Result<(), String> {
+    backend
+        .reserve(RTPAGE_ADDR, WINDOW_SIZE)
+        .map_err(|e| format!("runtime page: {e}"))
+}
+
+/// Maps the runtime page and the stack-epoch state (zeroed) of `device` at `at` (in
+/// window 36, reserved) and writes the report page's device address, the option
+/// `flags`, the magic and a zero claim counter into it; the rest of the mapping is
+/// zeroed (coverage, stack epochs, the device heap's state). Returns the page's memory.
 pub fn install_runtime_page(
     backend: &mut VmmBackend,
+    at: u64,
+    device: i32,
     report_page: u64,
     flags: u32,
 ) -> Result<cu::CUmemGenericAllocationHandle, String> {
     let step = |e: BackendError| format!("runtime page: {e}");
-    backend.reserve(RTPAGE_ADDR, WINDOW_SIZE).map_err(step)?;
     // The page itself plus the stack-epoch state behind it, all zeroed.
-    let h = backend.create(RTPAGE_MAPPED_BYTES).map_err(step)?;
-    backend
-        .map(RTPAGE_ADDR, RTPAGE_MAPPED_BYTES, h, Access::ReadWrite)
-        .map_err(step)?;
+    let h = backend.create(RTPAGE_MAPPED_BYTES, device).map_err(step)?;
+    if let Err(e) = backend.map(at, RTPAGE_MAPPED_BYTES, h, Access::ReadWrite) {
+        let _ = backend.release(h);
+        return Err(step(e));
+    }
     let mut bytes = vec![0u8; RTPAGE_MAPPED_BYTES as usize];
     bytes[..RTPAGE_BYTES].copy_from_slice(&contents(report_page, flags));
-    backend.copy_to_device(RTPAGE_ADDR, &bytes).map_err(step)?;
+    backend.copy_to_device(at, &bytes).map_err(step)?;
     Ok(h)
 }
 

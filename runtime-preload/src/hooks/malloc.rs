@@ -15,11 +15,11 @@ use crate::cuda::real::{
 use crate::report::{Kind, Origin, Report};
 use crate::runtime::{self, Heap, Runtime};
 
-/// Tries a tagged allocation of `size` bytes for `api`. On success runs `store` with
+/// Tries a tagged allocation of `size` bytes on `device` for `api`. On success runs `store` with
 /// the payload pointer; `None` means "not for cusafe: call the real function".
 pub(super) fn tagged(
     rt: &Runtime,
-    heap: &Heap,
+    (heap, device): (&Heap, i32),
     api: &'static str,
     size: u64,
     store: impl FnOnce(u64),
@@ -34,7 +34,7 @@ pub(super) fn tagged(
     if !rt.options.tagging {
         return None;
     }
-    match heap.alloc(size, rt.site()) {
+    match heap.alloc(size, rt.site(), device) {
         Ok(b) => {
             rt.trace(2, || {
                 format!("{api}({size}) = {:#x} (buffer #{})", b.ptr, b.id)
@@ -75,7 +75,7 @@ pub(super) fn too_big(api: &'static str, size: u64, total: u64) -> Report {
 
 /// The runtime and its heap, when tagged allocation serves the calling thread's device
 /// (the first allocation call `api` on another device says that it is not checked).
-fn here(api: &str) -> Option<(&'static Runtime, &'static Heap)> {
+fn here(api: &str) -> Option<(&'static Runtime, (&'static Heap, i32))> {
     let rt = runtime::get()?;
     Some((rt, rt.heap_to_allocate(api)?))
 }
@@ -104,7 +104,7 @@ pub unsafe extern "C" fn cudaMallocPitch(
 ) -> CudaError {
     let ok = !dev_ptr.is_null() && !pitch.is_null() && width > 0 && height > 0;
     let done = here("cudaMallocPitch").filter(|_| ok).and_then(|(rt, h)| {
-        let p = (width as u64).next_multiple_of(h.pitch_align);
+        let p = (width as u64).next_multiple_of(h.0.pitch_align);
         let size = p.checked_mul(height as u64)?;
         tagged(rt, h, "cudaMallocPitch", size, |ptr| {
             // SAFETY: both out-pointers are non-null and writable.
@@ -126,7 +126,7 @@ pub unsafe extern "C" fn cudaMallocPitch(
 pub unsafe extern "C" fn cudaMalloc3D(pitched: *mut PitchedPtr, extent: Extent) -> CudaError {
     let ok = !pitched.is_null() && extent.width > 0 && extent.height > 0 && extent.depth > 0;
     let done = here("cudaMalloc3D").filter(|_| ok).and_then(|(rt, h)| {
-        let p = (extent.width as u64).next_multiple_of(h.pitch_align);
+        let p = (extent.width as u64).next_multiple_of(h.0.pitch_align);
         let size = p
             .checked_mul(extent.height as u64)?
             .checked_mul(extent.depth as u64)?;

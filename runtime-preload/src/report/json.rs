@@ -27,6 +27,7 @@ pub fn to_value(r: &Report, pid: u32) -> Value {
             col,
             thread,
             block,
+            ..
         } => (
             "device",
             json!(kernel),
@@ -54,6 +55,10 @@ pub fn to_value(r: &Report, pid: u32) -> Value {
         "kind": r.kind.name(),
         "pid": pid,
         "where": place,
+        "device": match &r.origin {
+            Origin::Device { device, .. } => json!(device),
+            Origin::Host { .. } => Value::Null,
+        },
         "kernel": kernel,
         "file": file,
         "line": line,
@@ -72,6 +77,7 @@ pub fn to_value(r: &Report, pid: u32) -> Value {
             "size": b.block.size,
             "offset": b.offset,
             "freed": b.block.freed,
+            "device": b.block.device,
             "alloc_site": b.block.alloc_site.as_deref().map(frames),
             "free_site": b.block.free_site.as_deref().map(frames),
         })),

@@ -156,6 +156,8 @@ pub enum Origin {
         thread: [u32; 3],
         /// blockIdx.
         block: [u32; 3],
+        /// The device the kernel ran on, when the process uses several.
+        device: Option<i32>,
     },
     /// In a host API call, found by the runtime.
     Host {

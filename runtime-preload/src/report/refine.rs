@@ -31,6 +31,7 @@ pub fn refine(rec: &Record, table: &BlockTable) -> Report {
         col: rec.col,
         thread: rec.thread,
         block: rec.block,
+        device: None,
     };
     let addr = rec.addr;
     let (kind, block) = match rec.kind {

@@ -6,7 +6,8 @@ use super::{site, Origin, Report};
 
 const RULE: &str = "=================================================================";
 
-/// "kernel f(int*) at a.cu:3:7" or "cudaMemcpy (dst)".
+/// "kernel f(int*) at a.cu:3:7" (with " on device D" after the kernel when the process
+/// uses several devices) or "cudaMemcpy (dst)".
 pub fn location(origin: &Origin) -> String {
     match origin {
         Origin::Device {
@@ -14,12 +15,14 @@ pub fn location(origin: &Origin) -> String {
             file,
             line,
             col,
+            device,
             ..
         } => {
+            let on = device.map_or_else(String::new, |d| format!(" on device {d}"));
             if file.is_empty() {
-                format!("kernel {kernel} at <unknown location>")
+                format!("kernel {kernel}{on} at <unknown location>")
             } else {
-                format!("kernel {kernel} at {file}:{line}:{col}")
+                format!("kernel {kernel}{on} at {file}:{line}:{col}")
             }
         }
         Origin::Host { api, operand } => match operand {

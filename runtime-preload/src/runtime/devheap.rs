@@ -103,7 +103,7 @@ impl Runtime {
         let classes = served_classes(bytes, first);
         let be = a.backend_mut();
         let step = |e: crate::alloc::BackendError| e.to_string();
-        let handle = be.create(bytes).map_err(step)?;
+        let handle = be.create(bytes, h.device).map_err(step)?;
         for t in classes.clone() {
             be.map(arena_va(t), bytes, handle, Access::ReadWrite)
                 .map_err(step)?;

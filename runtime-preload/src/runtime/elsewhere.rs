@@ -1,9 +1,9 @@
-//! Work on devices other than the runtime's. The runtime tags memory on one device, in
-//! the context it started in, and maps the runtime page that instrumented kernels read
-//! (reports, local-pointer epochs, coverage, the device heap) for that device only.
-//! Allocations elsewhere pass through untagged, and instrumented kernels launched
-//! elsewhere run unchecked against their memory and may fault where they would read
-//! the runtime page. Neither is silent: the first of each on every device is said.
+//! Work the runtime does not serve: allocations and instrumented launches on a device
+//! that could not be set up (no VMM support, or a setup step failed), and driver API
+//! work in a context of a device other than the one the runtime works in there
+//! (`devices.rs`). Allocations there pass through untagged, and instrumented kernels
+//! launched there run unchecked against their memory and may fault where they would
+//! read the runtime page. Neither is silent: the first of each on every device is said.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -29,82 +29,92 @@ impl SaidOnce {
     }
 }
 
-/// "on device D", or "in a context of device H other than its primary context".
-fn place(device: Option<i32>, heap_device: i32) -> String {
+/// "on device D", or "in another context of a device".
+fn place(device: Option<i32>) -> String {
     match device {
         Some(d) => format!("on device {d}"),
-        None => format!("in a context of device {heap_device} other than its primary context"),
+        None => "in a context cusafe does not work in".to_string(),
     }
 }
 
 /// The calling thread's current device as the runtime API sees it (only from runtime
 /// API hooks: libcudart is loaded then).
-fn current_device() -> Option<i32> {
+pub(super) fn current_device() -> Option<i32> {
     let mut d = -1;
     // SAFETY: writes one int.
     let e = unsafe { real().cudaGetDevice(&mut d) };
     (e == SUCCESS).then_some(d)
 }
 
+/// Whether `why` says the work is in another context (not that the device failed).
+fn other_context(why: &str) -> bool {
+    why.contains("other than the one cusafe works in")
+}
+
 impl Runtime {
-    /// The heap for an allocation call `api` on the calling thread's current device; on
-    /// another device the allocation passes through untagged, and the first one there
-    /// says so.
-    pub fn heap_to_allocate(&self, api: &str) -> Option<&Heap> {
+    /// The heap and the device for an allocation call `api` on the calling thread's
+    /// current device; on a device that cannot be served the allocation passes through
+    /// untagged, and the first one there says so.
+    pub fn heap_to_allocate(&self, api: &str) -> Option<(&Heap, i32)> {
         let h = self.heap()?;
         let d = current_device()?;
-        if d != h.device {
-            self.say_untagged(api, Some(d), h.device);
-            return None;
+        match self.served_on_device(h, d) {
+            Ok(_) => Some((h, d)),
+            Err(why) => {
+                self.say_untagged(api, Some(d), &why);
+                None
+            }
         }
-        Some(h)
     }
 
-    /// The heap for a driver API allocation call `api` in `ctx`; in another context the
-    /// allocation passes through untagged, and the first one on each device says so.
-    pub fn heap_to_allocate_in(&self, api: &str, ctx: Context) -> Option<&Heap> {
+    /// The heap and the device for a driver API allocation call `api` in `ctx`
+    /// (current); in a context the runtime does not work in the allocation passes
+    /// through untagged, and the first one on each device says so.
+    pub fn heap_to_allocate_in(&self, api: &str, ctx: Context) -> Option<(&Heap, i32)> {
         let h = self.heap()?;
         if h.ctx() == ctx {
-            return Some(h);
+            return Some((h, h.device));
         }
-        let d = Context::device().ok().filter(|d| *d != h.device);
-        self.say_untagged(api, d, h.device);
-        None
+        let d = Context::device().ok()?;
+        match self.served_in_context(h, d, ctx) {
+            Ok(_) => Some((h, d)),
+            Err(why) => {
+                let key = (!other_context(&why)).then_some(d);
+                self.say_untagged(api, key, &why);
+                None
+            }
+        }
     }
 
     /// Warns, once per device, that allocations there are not tagged and so not checked.
-    fn say_untagged(&self, api: &str, device: Option<i32>, heap_device: i32) {
+    fn say_untagged(&self, api: &str, device: Option<i32>, why: &str) {
         if !self.untagged_said.first(device) {
             return;
         }
         self.warn(&format!(
-            "{api} {}: cusafe tags and checks memory on device {heap_device} only (in the \
-             context the runtime started in), so this and later allocations there are not \
-             checked for overflows or use after free; to check every GPU, run one process per \
-             device (CUDA_VISIBLE_DEVICES=N) or allocate in that device's primary context",
-            place(device, heap_device)
+            "{api} {}: cusafe cannot tag memory there ({why}), so this and later \
+             allocations there are not checked for overflows or use after free; allocate in \
+             each device's primary context (what the CUDA runtime API uses), or run one \
+             process per device (CUDA_VISIBLE_DEVICES=N)",
+            place(device)
         ));
     }
 
     /// Before the launch of instrumented `kernel`: warns, once per device, when the
-    /// calling thread launches on a device other than the runtime's.
+    /// calling thread launches where the runtime does not serve.
     pub fn note_launch_device(&self, kernel: Kernel) {
         let Some(h) = self.heap() else {
             return;
         };
-        // A runtime API launch (a host stub) asks the runtime API for its device; a driver
-        // API launch (a function handle) goes by its current context, since the program
-        // may not load libcudart at all.
-        let device = match kernel {
-            Kernel::Stub(_) => current_device(),
-            Kernel::Function(_) => Context::current_or_none()
-                .filter(|c| *c != h.ctx())
-                .and_then(|_| Context::device().ok()),
-        };
-        let Some(d) = device.filter(|d| *d != h.device) else {
+        let Err(why) = self.launch_served(h, kernel) else {
             return;
         };
-        if !self.launch_said.first(Some(d)) {
+        let device = match kernel {
+            Kernel::Stub(_) => current_device(),
+            Kernel::Function(_) => Context::device().ok(),
+        };
+        let key = device.filter(|_| !other_context(&why));
+        if !self.launch_said.first(key) {
             return;
         }
         let name = self
@@ -112,12 +122,14 @@ impl Runtime {
             .name(kernel)
             .map_or_else(|| "an instrumented kernel".to_string(), |n| demangle(&n));
         self.warn(&format!(
-            "{name} launched on device {d}: instrumented kernels work on device {} only (the \
-             runtime page they read to report, to track local pointers and to allocate is \
-             mapped there), so on device {d} a failing check or a tracked local may fault with \
-             an illegal address instead of a report, and memory there is not checked; run one \
-             process per GPU (CUDA_VISIBLE_DEVICES=N)",
-            h.device
+            "{name} launched {}: cusafe does not serve it ({why}), so a failing check or a \
+             tracked local there may fault with an illegal address instead of a report, and \
+             memory there is not checked; launch in each device's primary context (what the \
+             CUDA runtime API uses), or run one process per device (CUDA_VISIBLE_DEVICES=N)",
+            device.map_or_else(
+                || "in a context cusafe does not work in".to_string(),
+                |d| format!("on device {d}")
+            )
         ));
     }
 }

@@ -16,7 +16,7 @@ use crate::report::host::{api_error_report, leak_report};
 use crate::report::json::{cuda_error_without_finding, FAULT_WITHOUT_FINDING};
 use crate::report::refine::refine;
 use crate::report::text::leak_summary;
-use crate::report::Report;
+use crate::report::{Origin, Report};
 
 /// Registered with `atexit` at start-up. With a fuzzer's map attached, the coverage of
 /// the last input is collected first (a process per input relies on it; errors are
@@ -35,10 +35,38 @@ pub(super) extern "C" fn at_exit() {
     }
 }
 
+/// `r` with the device its record came from (`None`: the home device's page).
+fn on_device(mut r: Report, from: Option<i32>) -> Report {
+    if let Origin::Device { device, .. } = &mut r.origin {
+        *device = from;
+    }
+    r
+}
+
 impl Runtime {
-    /// Writes a report and counts it.
+    /// Writes a report and counts it. When the process uses several devices, a device
+    /// report names the home device if it came without one, and a host report about a
+    /// buffer says which device the buffer is on.
     fn emit(&self, r: &Report) {
-        self.sink.emit(r);
+        match self.heap().filter(|h| h.sides.any()) {
+            Some(h) => {
+                let mut r = r.clone();
+                match &mut r.origin {
+                    Origin::Device { device, .. } => {
+                        device.get_or_insert(h.device);
+                    }
+                    Origin::Host { .. } => {
+                        if let Some(b) = &r.buffer {
+                            let (id, d) = (b.block.id, b.block.device);
+                            r.detail
+                                .push_str(&format!(" (buffer #{id} is on device {d})"));
+                        }
+                    }
+                }
+                self.sink.emit(&r);
+            }
+            None => self.sink.emit(r),
+        }
         self.errors.fetch_add(1, Ordering::Relaxed);
     }
 
@@ -108,7 +136,12 @@ impl Runtime {
         let Some((page, reader)) = &self.page else {
             return;
         };
-        let (records, saw_any, newly_full) = {
+        // The home device's page, then those of the other devices served.
+        let sides = self.heap().into_iter().flat_map(|h| h.sides.all());
+        let pages = std::iter::once((None, page, reader))
+            .chain(sides.filter_map(|s| s.page.as_ref().map(|(p, r)| (Some(s.device), p, r))));
+        let (mut records, mut saw_any, mut newly_full) = (Vec::new(), false, false);
+        for (device, page, reader) in pages {
             let Some(mut rd) = wait.lock(reader) else {
                 self.sink.message(
                     "cusafe: the report page could not be read at exit (another thread held it); device findings not yet printed are lost\n",
@@ -117,17 +150,25 @@ impl Runtime {
             };
             let was_full = rd.is_full();
             // SAFETY: the page is PAGE_BYTES of pinned memory for the whole process.
-            let records = unsafe { rd.poll(page.host()) };
-            (records, rd.saw_any(), rd.is_full() && !was_full)
-        };
+            let got = unsafe { rd.poll(page.host()) };
+            records.extend(got.into_iter().map(|r| (device, r)));
+            saw_any |= rd.saw_any();
+            newly_full |= rd.is_full() && !was_full;
+        }
         if !records.is_empty() {
             let table = self.heap().map(|h| wait.lock(&h.alloc));
             let busy = matches!(table, Some(None));
             let reports: Vec<_> = match &table {
-                Some(Some(a)) => records.iter().map(|rec| refine(rec, a.table())).collect(),
+                Some(Some(a)) => records
+                    .iter()
+                    .map(|(d, rec)| on_device(refine(rec, a.table()), *d))
+                    .collect(),
                 _ => {
                     let empty = BlockTable::default();
-                    records.iter().map(|rec| refine(rec, &empty)).collect()
+                    records
+                        .iter()
+                        .map(|(d, rec)| on_device(refine(rec, &empty), *d))
+                        .collect()
                 }
             };
             drop(table);

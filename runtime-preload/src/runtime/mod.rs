@@ -8,8 +8,9 @@
 //! * `leaks`: the leak policy at exit.
 //! * `revive`: setting the device side up again after `cudaDeviceReset`.
 //! * `capture`: stream captures in progress, and the frees deferred while one is.
-//! * `elsewhere`: allocations and instrumented launches on devices other than the
-//!   runtime's (not checked, and said once per device).
+//! * `devices`: the devices served besides the one the runtime started on.
+//! * `elsewhere`: allocations and instrumented launches the runtime does not serve
+//!   (not checked, and said once per device).
 //!
 //! A child forked after the runtime started sees no runtime (`get` and `initialized`
 //! answer `None`): every hook passes its call through, so CUDA's own error for a child
@@ -40,6 +41,7 @@ use crate::report::sink::Sink;
 
 pub(crate) mod capture;
 mod devheap;
+mod devices;
 mod elsewhere;
 mod findings;
 pub(crate) mod fuzz;
@@ -109,8 +111,10 @@ pub(crate) fn is_forked_child() -> bool {
     FORKED.load(Ordering::Relaxed)
 }
 
-/// Tagged allocation on the device the runtime started on.
+/// Tagged allocation: on the device the runtime started on (the home device), and on
+/// the other devices it serves (`devices.rs`).
 pub(crate) struct Heap {
+    /// The home device.
     device: i32,
     /// The context's raw handle ([`Heap::ctx`]); a new one after a reset.
     ctx: AtomicPtr<c_void>,
@@ -122,6 +126,8 @@ pub(crate) struct Heap {
     pub total_mem: u64,
     writes: Arc<HeaderStream>,
     alloc: Mutex<Allocator<VmmBackend>>,
+    /// The other devices served.
+    sides: devices::Sides,
 }
 
 impl Heap {
@@ -134,10 +140,15 @@ impl Heap {
         Context::from_raw(self.ctx.load(Ordering::Acquire))
     }
 
-    /// Allocates a tagged block.
-    pub fn alloc(&self, size: u64, site: Option<Arc<Backtrace>>) -> Result<BlockInfo, AllocError> {
+    /// Allocates a tagged block on `device` (the home device or a side).
+    pub fn alloc(
+        &self,
+        size: u64,
+        site: Option<Arc<Backtrace>>,
+        device: i32,
+    ) -> Result<BlockInfo, AllocError> {
         let _ctx = self.ctx().enter();
-        self.lock().alloc(size, site)
+        self.lock().alloc(size, site, device)
     }
 
     /// Frees a tagged block (the caller waited for kernels that may use it).
@@ -346,12 +357,22 @@ impl Runtime {
     }
 
     /// Notes the launch of `kernel` and orders the runtime's pending header writes
-    /// before it on `stream`. The launch is counted by [`Runtime::launched`] once made.
+    /// before it on `stream` (on another device served, the kernel's module is first
+    /// told where that device's runtime page is). The launch is counted by
+    /// [`Runtime::launched`] once made.
     pub fn before_launch(&self, kernel: Kernel, stream: usize) {
         self.last_kernel.store(kernel.pack(), Ordering::Relaxed);
-        if let Some(h) = self.heap() {
-            let _ctx = h.ctx().enter();
-            h.writes.order_before(stream);
+        let Some(h) = self.heap() else {
+            return;
+        };
+        match self.launch_served(h, kernel) {
+            Ok(devices::Served::Home) => {
+                let _ctx = h.ctx().enter();
+                h.writes.order_before(stream);
+            }
+            Ok(devices::Served::Side(side)) => self.prepare_side_launch(side, kernel, stream),
+            // Said at the launch of an instrumented kernel (`note_launch_device`).
+            Err(_) => {}
         }
     }
 
@@ -369,20 +390,24 @@ impl Runtime {
         pending.push((n, kernel));
     }
 
-    /// Waits for the heap's context (the device) with the real `cuCtxSynchronize` and
-    /// notes that every launch so far has finished. Never while a stream capture is in
-    /// progress (it would fail and invalidate the capture): callers go through
-    /// [`Runtime::free_or_defer`] or [`Runtime::complete_deferred`].
+    /// Waits for the heap's contexts (every device served) with the real
+    /// `cuCtxSynchronize` and notes that every launch so far has finished. Never while a
+    /// stream capture is in progress (it would fail and invalidate the capture): callers
+    /// go through [`Runtime::free_or_defer`] or [`Runtime::complete_deferred`].
     pub fn device_sync(&self) -> CudaError {
         let seen = self.launches.load(Ordering::Acquire);
-        let e = match self.heap() {
-            Some(h) => {
-                let _ctx = h.ctx().enter();
+        let mut e = SUCCESS;
+        if let Some(h) = self.heap() {
+            let contexts = std::iter::once(h.ctx()).chain(h.sides.all().map(|s| s.ctx));
+            for ctx in contexts {
+                let _ctx = ctx.enter();
                 // SAFETY: waits for the context made current above.
-                code(unsafe { cu::cuCtxSynchronize() })
+                let r = code(unsafe { cu::cuCtxSynchronize() });
+                if e == SUCCESS {
+                    e = r;
+                }
             }
-            None => SUCCESS,
-        };
+        }
         self.note_synced(seen, e);
         e
     }

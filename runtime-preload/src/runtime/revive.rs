@@ -17,8 +17,9 @@ use std::sync::atomic::Ordering;
 use super::{Runtime, STARTING};
 use crate::cuda::driver::Context;
 use crate::cuda::real::{try_real, SUCCESS};
-use crate::cuda::rtpage::{drop_runtime_page, install_runtime_page};
+use crate::cuda::rtpage::{drop_runtime_page, install_runtime_page, reserve_runtime_window};
 use crate::report::page::PageReader;
+use cusafe_format::rtpage::RTPAGE_ADDR;
 
 /// Why the set-up did not happen now.
 enum NotNow {
@@ -88,6 +89,7 @@ impl Runtime {
         }
         h.ctx.store(ctx.raw(), Ordering::Release);
         let _ctx = ctx.enter();
+        h.lock().backend_mut().set_context(h.device, ctx);
         // The reset put the context's limits back to the driver's.
         self.stack_after_reset();
         h.writes.renew().map_err(failed)?;
@@ -102,8 +104,10 @@ impl Runtime {
             .map_err(|e| NotNow::Failed(format!("cannot reserve the windows again ({e})")))?;
         if let Some((page, reader)) = &self.page {
             *reader.lock().unwrap_or_else(|e| e.into_inner()) = PageReader::new();
-            let installed = page.register_again().and_then(|device| {
-                install_runtime_page(a.backend_mut(), device, self.options.device_flags())
+            let flags = self.options.device_flags();
+            let installed = page.register_again().and_then(|at| {
+                reserve_runtime_window(a.backend_mut())?;
+                install_runtime_page(a.backend_mut(), RTPAGE_ADDR, h.device, at, flags)
             });
             match installed {
                 Ok(handle) => h.rtpage.store(handle, Ordering::Release),

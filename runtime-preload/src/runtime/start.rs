@@ -16,12 +16,13 @@ use crate::alloc::{Allocator, BackendError};
 use crate::cuda::driver::{attribute, driver_present, Context};
 use crate::cuda::ordering::HeaderStream;
 use crate::cuda::real::{try_real, SUCCESS};
-use crate::cuda::rtpage::{alloc_report_page, install_runtime_page};
+use crate::cuda::rtpage::{alloc_report_page, install_runtime_page, reserve_runtime_window};
 use crate::cuda::vmm::VmmBackend;
 use crate::options::Options;
 use crate::report::page::PageReader;
 use crate::report::sink::Sink;
 use crate::rng::Rng;
+use cusafe_format::rtpage::RTPAGE_ADDR;
 
 fn fatal(msg: &str) -> ! {
     eprintln!("cusafe: error: {msg}");
@@ -94,11 +95,14 @@ impl Runtime {
         self.apply_stack_size();
         let device = Context::device().map_err(s)?;
         let writes = Arc::new(HeaderStream::new().map_err(s)?);
-        let mut backend = VmmBackend::new(device, writes.clone()).map_err(s)?;
+        let mut backend = VmmBackend::new(device, ctx, writes.clone()).map_err(s)?;
         let mut rtpage = 0;
         match alloc_report_page() {
             Ok(p) => {
-                match install_runtime_page(&mut backend, p.device(), self.options.device_flags()) {
+                let flags = self.options.device_flags();
+                match reserve_runtime_window(&mut backend).and_then(|()| {
+                    install_runtime_page(&mut backend, RTPAGE_ADDR, device, p.device(), flags)
+                }) {
                     Ok(h) => {
                         rtpage = h;
                         self.page = Some((p, Mutex::new(PageReader::new())));
@@ -122,7 +126,7 @@ impl Runtime {
         // The first header granule of blocks of 4 MiB and up, made now so that they cost
         // only their payload. If the device has no 2 MiB to spare now, the first such
         // block makes it (and reports a failure as cudaErrorMemoryAllocation).
-        let _ = alloc.make_header_granule();
+        let _ = alloc.make_header_granule(device);
         self.heap = Some(Heap {
             device,
             ctx: AtomicPtr::new(ctx.raw()),
@@ -131,6 +135,7 @@ impl Runtime {
             total_mem: total_mem as u64,
             writes,
             alloc: Mutex::new(alloc),
+            sides: Default::default(),
         });
         if self.options.verbosity >= 1 {
             let page = self.page.as_ref().map_or(0, |(p, _)| p.device());

@@ -189,6 +189,17 @@ pub fn run_driver_app(how: &str, scenario: &str, preload: bool, options: &str) -
     run_program(exe, preload, &[how, scenario], options, &[])
 }
 
+/// [`run_driver_app`] with the runtime preloaded and extra environment variables.
+pub fn run_driver_app_env(how: &str, scenario: &str, options: &str, env: &[(&str, &str)]) -> Run {
+    let f = fixtures();
+    let exe = if how == "linked" {
+        &f.driver_app_linked
+    } else {
+        &f.driver_app
+    };
+    run_program(exe, true, &[how, scenario], options, env)
+}
+
 /// Runs `scenario ARGS` without the runtime (the fake CUDA alone).
 pub fn run_plain(args: &[&str]) -> Run {
     run_program(&fixtures().scenario, false, args, "", &[])

@@ -28,7 +28,7 @@ const PITCH_ELEMENT_SIZES: [c_uint; 3] = [4, 8, 16];
 /// current context, and that is the heap's (the first allocation call `api` in another
 /// context says that it is not checked). Starts the runtime (in that context) on first
 /// use.
-fn here(api: &str) -> Option<(&'static Runtime, &'static Heap)> {
+fn here(api: &str) -> Option<(&'static Runtime, (&'static Heap, i32))> {
     let ctx = Context::current_or_none()?;
     let rt = runtime::get()?;
     Some((rt, rt.heap_to_allocate_in(api, ctx)?))
@@ -78,7 +78,7 @@ pub(super) unsafe fn mem_alloc_pitch(
         && height > 0
         && PITCH_ELEMENT_SIZES.contains(&elem);
     let done = here(call.api).filter(|_| ok).and_then(|(rt, h)| {
-        let p = (width as u64).next_multiple_of(h.pitch_align);
+        let p = (width as u64).next_multiple_of(h.0.pitch_align);
         let size = p.checked_mul(height as u64)?;
         tagged(rt, h, call.api, size, |ptr| {
             // SAFETY: both out-pointers are non-null and writable.

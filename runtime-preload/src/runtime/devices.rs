@@ -1,0 +1,317 @@
+//! The devices the runtime serves besides the one it started on (the *home* device).
+//!
+//! The windows and the block table are the process's: the address space is unified, so
+//! a tagged pointer names its block whatever device it is on. Each further device gets,
+//! the first time a tagged allocation or an instrumented launch needs it, a *side*:
+//!
+//! * the context the runtime works in there (the device's primary context for runtime
+//!   API calls; for driver API calls the first context the program allocated in);
+//! * its own private write stream (header writes to its memory go there, and launches
+//!   there wait for them);
+//! * its own report page and runtime page (`device_page(n)` in window 36 for the n-th
+//!   device served): stack epochs are indexed by hardware thread slot and the claim
+//!   counter by report page, so two GPUs must not share them.
+//!
+//! Device code finds its runtime page through the per-module constant
+//! [`RTPAGE_SYMBOL`], initialised to the home page's address: before the first launch of
+//! a kernel on another device, the runtime writes that device's page address into the
+//! kernel's module there (module globals are per context).
+//!
+//! Not served (said once per device): a device without VMM support, and driver API
+//! contexts of a device other than the one the runtime works in there.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use cudarc::driver::sys as cu;
+use cusafe_format::rtpage::{device_page, RTPAGE_SYMBOL};
+
+use super::{Heap, Kernel, Runtime};
+use crate::alloc::Fill;
+use crate::cuda::driver::{check, Context};
+use crate::cuda::ordering::HeaderStream;
+use crate::cuda::rtpage::{alloc_report_page, install_runtime_page, ReportPage};
+use crate::report::page::PageReader;
+
+/// Device ordinals served at most (the process's devices beyond are not tagged).
+const MAX_DEVICES: usize = 64;
+
+/// A device served besides the home device.
+pub(crate) struct Side {
+    /// The device ordinal.
+    pub device: i32,
+    /// The context the runtime works in on this device.
+    pub ctx: Context,
+    /// Its private write stream.
+    pub writes: Arc<HeaderStream>,
+    /// Its report page and reader (`None`: it could not be made; kernels there cannot
+    /// report).
+    pub page: Option<(ReportPage, Mutex<PageReader>)>,
+    /// Its runtime page's device address.
+    pub rtpage: u64,
+    /// Kernels ([`Kernel::pack`]) whose module here was given the page's address, with
+    /// whether the module has the symbol at all.
+    patched: Mutex<HashMap<u64, bool>>,
+}
+
+/// The sides, by device ordinal; set once (a device that cannot be served holds why).
+pub(crate) struct Sides {
+    by_device: [OnceLock<Result<Side, String>>; MAX_DEVICES],
+    /// Held while a side is set up (its page number is the count of sides so far + 1).
+    setup: Mutex<u32>,
+}
+
+impl Default for Sides {
+    fn default() -> Self {
+        Sides {
+            by_device: std::array::from_fn(|_| OnceLock::new()),
+            setup: Mutex::new(0),
+        }
+    }
+}
+
+impl Sides {
+    /// `Some` once setting `device` up was tried: the side, or why it failed.
+    fn tried(&self, device: i32) -> Option<&Result<Side, String>> {
+        self.by_device.get(usize::try_from(device).ok()?)?.get()
+    }
+
+    /// Every side set up so far.
+    pub fn all(&self) -> impl Iterator<Item = &Side> {
+        self.by_device.iter().filter_map(|s| s.get()?.as_ref().ok())
+    }
+
+    /// Whether any side was set up (the process uses more than one device).
+    pub fn any(&self) -> bool {
+        self.all().next().is_some()
+    }
+}
+
+impl Heap {
+    /// The side of `device`, set up in `ctx` (current) the first time; `Err` says why
+    /// the device cannot be served (the same reason every time).
+    fn side_in(&self, rt: &Runtime, device: i32, ctx: Context) -> Result<&Side, String> {
+        let Some(slot) = usize::try_from(device)
+            .ok()
+            .and_then(|d| self.sides.by_device.get(d))
+        else {
+            return Err(format!(
+                "device {device} is beyond the {MAX_DEVICES} cusafe serves"
+            ));
+        };
+        if let Some(s) = slot.get() {
+            return s.as_ref().map_err(Clone::clone);
+        }
+        let mut n = self.sides.setup.lock().unwrap_or_else(|e| e.into_inner());
+        if slot.get().is_none() {
+            let made = self.make_side(rt, device, ctx, *n + 1);
+            if made.is_ok() {
+                *n += 1;
+            }
+            let _ = slot.set(made);
+        }
+        let s = slot.get().expect("set above");
+        s.as_ref().map_err(Clone::clone)
+    }
+
+    /// Sets up device `device` in `ctx` with runtime page number `n`.
+    fn make_side(&self, rt: &Runtime, device: i32, ctx: Context, n: u32) -> Result<Side, String> {
+        let _ctx = ctx.enter();
+        let s = |e: crate::alloc::BackendError| e.to_string();
+        let writes = Arc::new(HeaderStream::new().map_err(s)?);
+        let mut a = self.lock();
+        a.backend_mut()
+            .add_device(device, ctx, writes.clone())
+            .map_err(s)?;
+        let rtpage = device_page(n);
+        let page = match alloc_report_page().and_then(|p| {
+            install_runtime_page(
+                a.backend_mut(),
+                rtpage,
+                device,
+                p.device(),
+                rt.options.device_flags(),
+            )
+            .map(|_| p)
+        }) {
+            Ok(p) => Some((p, Mutex::new(PageReader::new()))),
+            Err(why) => {
+                drop(a);
+                rt.warn_no_reports(&format!("device {device}: {why}"));
+                None
+            }
+        };
+        rt.trace(1, || {
+            format!("serving device {device} too: runtime page at {rtpage:#x}")
+        });
+        Ok(Side {
+            device,
+            ctx,
+            writes,
+            page,
+            rtpage,
+            patched: Mutex::new(HashMap::new()),
+        })
+    }
+}
+
+/// The primary context of `device`, retained (for good: the runtime works in it).
+fn primary_context(device: i32) -> Result<Context, String> {
+    let mut ctx = std::ptr::null_mut();
+    // SAFETY: writes one handle.
+    check("cuDevicePrimaryCtxRetain", unsafe {
+        cu::cuDevicePrimaryCtxRetain(&mut ctx, device)
+    })
+    .map_err(|e| e.to_string())?;
+    Ok(Context::from_raw(ctx.cast()))
+}
+
+/// Where tagged work on a device goes: the home device, or a side.
+#[derive(Clone, Copy)]
+pub(crate) enum Served<'a> {
+    /// The device the runtime started on.
+    Home,
+    /// Another device.
+    Side(&'a Side),
+}
+
+impl Runtime {
+    /// Where a runtime API call on `device` (the calling thread's current device) is
+    /// served; `Err` names why it is not (said once per device by the caller).
+    pub(super) fn served_on_device<'h>(
+        &self,
+        h: &'h Heap,
+        device: i32,
+    ) -> Result<Served<'h>, String> {
+        if device == h.device {
+            return Ok(Served::Home);
+        }
+        match h.sides.tried(device) {
+            Some(Ok(s)) => return Ok(Served::Side(s)),
+            Some(Err(why)) => return Err(why.clone()),
+            None => {}
+        }
+        let ctx = primary_context(device)?;
+        self.side_of(h, device, ctx)
+    }
+
+    /// Where a driver API call in `ctx` (current; on `device`) is served.
+    pub(super) fn served_in_context<'h>(
+        &self,
+        h: &'h Heap,
+        device: i32,
+        ctx: Context,
+    ) -> Result<Served<'h>, String> {
+        if ctx == h.ctx() {
+            return Ok(Served::Home);
+        }
+        if device == h.device {
+            return Err(format!(
+                "a context of device {device} other than the one cusafe works in"
+            ));
+        }
+        match self.side_of(h, device, ctx)? {
+            Served::Side(s) if s.ctx != ctx => Err(format!(
+                "a context of device {device} other than the one cusafe works in"
+            )),
+            served => Ok(served),
+        }
+    }
+
+    fn side_of<'h>(&self, h: &'h Heap, device: i32, ctx: Context) -> Result<Served<'h>, String> {
+        h.side_in(self, device, ctx).map(Served::Side)
+    }
+
+    /// Where a launch of `kernel` by the calling thread goes: a runtime API launch (a
+    /// host stub) asks the runtime API for its device; a driver API launch (a function
+    /// handle) goes by its current context, since the program may not load libcudart.
+    pub(super) fn launch_served<'h>(
+        &self,
+        h: &'h Heap,
+        kernel: Kernel,
+    ) -> Result<Served<'h>, String> {
+        match kernel {
+            Kernel::Stub(_) => {
+                let d = super::elsewhere::current_device()
+                    .ok_or_else(|| "the runtime API names no current device".to_string())?;
+                self.served_on_device(h, d)
+            }
+            Kernel::Function(_) => {
+                let ctx =
+                    Context::current_or_none().ok_or_else(|| "no current context".to_string())?;
+                if ctx == h.ctx() {
+                    return Ok(Served::Home);
+                }
+                let d = Context::device().map_err(|e| e.to_string())?;
+                self.served_in_context(h, d, ctx)
+            }
+        }
+    }
+
+    /// Before `kernel`'s launch on `side`: gives the kernel's module there the side's
+    /// runtime page address (once per kernel), then orders the side's pending header
+    /// writes before the launch on `stream`.
+    pub(super) fn prepare_side_launch(&self, side: &Side, kernel: Kernel, stream: usize) {
+        let _ctx = side.ctx.enter();
+        let key = kernel.pack();
+        let known = side
+            .patched
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains_key(&key);
+        if !known {
+            let has = match self.give_page_address(side, kernel) {
+                Ok(has) => has,
+                Err(why) => {
+                    self.warn(&format!(
+                        "cannot tell a kernel on device {} where its runtime page is ({why}): \
+                         a failing check there may fault with an illegal address instead of \
+                         a report",
+                        side.device
+                    ));
+                    false
+                }
+            };
+            side.patched
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(key, has);
+        }
+        side.writes.order_before(stream);
+    }
+
+    /// Writes the side's runtime page address into [`RTPAGE_SYMBOL`] of `kernel`'s
+    /// module in the side's context and waits for the write; `Ok(false)` when the module
+    /// has no such symbol (not instrumented).
+    fn give_page_address(&self, side: &Side, kernel: Kernel) -> Result<bool, String> {
+        let Some(f) = super::windows::function(kernel) else {
+            return Ok(false);
+        };
+        let mut module = std::ptr::null_mut();
+        // SAFETY: writes one handle.
+        check("cuFuncGetModule", unsafe {
+            cu::cuFuncGetModule(&mut module, f)
+        })
+        .map_err(|e| e.to_string())?;
+        let name = std::ffi::CString::new(RTPAGE_SYMBOL).expect("no NUL in the symbol");
+        let (mut dptr, mut bytes) = (0, 0);
+        // SAFETY: writes an address and a size; `name` is NUL-terminated.
+        let r = unsafe { cu::cuModuleGetGlobal_v2(&mut dptr, &mut bytes, module, name.as_ptr()) };
+        if r == cu::CUresult::CUDA_ERROR_NOT_FOUND {
+            return Ok(false);
+        }
+        check("cuModuleGetGlobal", r).map_err(|e| e.to_string())?;
+        if bytes != 8 {
+            return Err(format!("{RTPAGE_SYMBOL} has {bytes} bytes, not 8"));
+        }
+        let s = |e: crate::alloc::BackendError| e.to_string();
+        side.writes
+            .fill(Fill::word(dptr, side.rtpage as u32))
+            .map_err(s)?;
+        side.writes
+            .fill(Fill::word(dptr + 4, (side.rtpage >> 32) as u32))
+            .map_err(s)?;
+        side.writes.wait().map_err(s)?;
+        Ok(true)
+    }
+}
