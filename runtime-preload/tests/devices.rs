@@ -71,3 +71,20 @@ fn without_peer_access_each_device_maps_its_blocks_for_itself() {
     assert_eq!((r.code, r.stderr.as_str()), (0, ""), "{r:?}");
     assert!(r.stdout.contains("small tag=7 dev=1 header dev=1"), "{r:?}");
 }
+
+#[test]
+fn a_reset_second_device_frees_its_blocks_and_is_not_served_after() {
+    let r = run(&["two_devices", "reset"], "detect_leaks=1");
+    assert_eq!(r.code, 0, "{r:?}");
+    let tag: u32 = r
+        .stdout
+        .trim()
+        .trim_start_matches("after reset tag=")
+        .parse()
+        .unwrap();
+    assert!(!(1..=35).contains(&tag), "{r:?}");
+    // The block live at the reset was freed by it: no leak.
+    assert!(!r.stderr.contains("leak"), "{r:?}");
+    let said = the_line_with(&r.stderr, "cusafe: warning: cudaMalloc on device 1: ");
+    assert!(said.contains("a reset of device 1 destroyed"), "{r:?}");
+}

@@ -413,6 +413,20 @@ impl<B: Backend> Allocator<B> {
         Ok(())
     }
 
+    /// After a reset of `device`'s context destroyed its memory while the other devices'
+    /// lives on: every live block of `device` is marked freed (a later use or free of it
+    /// is reported, and it is not a leak), and its slabs take no more blocks. Nothing is
+    /// unmapped: the addresses stay out of use.
+    pub fn forget_device(&mut self, device: i32) {
+        self.current.retain(|&(d, _), _| d != device);
+        for b in self.table.live().into_iter().filter(|b| b.device == device) {
+            let base = block_base(b.ptr, tag_of(b.ptr));
+            if let Some(b) = self.table.mark_freed(base, None) {
+                self.stats.live_bytes -= b.size;
+            }
+        }
+    }
+
     /// The table of live and recently freed blocks.
     pub fn table(&self) -> &BlockTable {
         &self.table

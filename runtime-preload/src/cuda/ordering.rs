@@ -81,6 +81,11 @@ impl HeaderStream {
         Ok(())
     }
 
+    /// Writes issued so far (a count that only grows; 0: none).
+    pub fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Acquire)
+    }
+
     /// The private stream.
     fn stream(&self) -> cu::CUstream {
         self.stream.load(Ordering::Acquire)

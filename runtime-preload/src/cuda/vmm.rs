@@ -8,7 +8,8 @@
 //! and to every device that can reach it as a peer (`cuDeviceCanAccessPeer`), so a
 //! kernel on another GPU may use a tagged block, as it may use `cudaMalloc` memory after
 //! `cudaDeviceEnablePeerAccess`. Fills go to the private stream of the device the
-//! filled memory is on, with that device's context current.
+//! filled memory is on, with that device's context current; on every device but the
+//! first they are waited for at once, so that a kernel of any device sees them.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -30,6 +31,10 @@ struct Place {
     /// The devices a mapping of its memory is made accessible to: itself first, then
     /// its peers.
     access: Vec<cu::CUdevice>,
+    /// Whether fills wait for the stream (every device but the first): launches order
+    /// themselves after their own device's stream only, and a kernel on another device
+    /// may use this memory as a peer.
+    sync_fills: bool,
 }
 
 /// VMM on the devices the runtime serves.
@@ -137,6 +142,7 @@ impl VmmBackend {
         writes: Arc<HeaderStream>,
     ) -> Result<(), BackendError> {
         let prop = properties(device)?;
+        let sync_fills = !self.places.is_empty();
         self.places.insert(
             device,
             Place {
@@ -144,6 +150,7 @@ impl VmmBackend {
                 prop,
                 writes,
                 access: with_peers(device),
+                sync_fills,
             },
         );
         Ok(())
@@ -343,6 +350,10 @@ impl Backend for VmmBackend {
     fn fill32(&mut self, fill: Fill) -> Result<(), BackendError> {
         let place = self.place(self.device_at(fill.va)?)?;
         let _ctx = place.ctx.enter();
-        place.writes.fill(fill)
+        place.writes.fill(fill)?;
+        if place.sync_fills {
+            place.writes.wait()?;
+        }
+        Ok(())
     }
 }

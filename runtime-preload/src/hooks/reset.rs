@@ -1,7 +1,9 @@
 //! `cudaDeviceReset`: destroys every allocation, cusafe's windows, the runtime page, the
 //! report page's registration and the private stream. The runtime notes it; the next
 //! hooked call that needs the device side sets it up again (`runtime/revive.rs`), and
-//! blocks live at the reset count as freed by it (not leaks). The report page is the
+//! blocks live at the reset count as freed by it (not leaks). The reset of another
+//! device the runtime serves frees that device's blocks the same way and ends tagging
+//! there (`runtime/devices.rs`). The report page is the
 //! runtime's own memory, so findings from before the reset are still read (here, after
 //! the real call).
 
@@ -13,7 +15,7 @@ use crate::runtime;
 #[no_mangle]
 pub unsafe extern "C" fn cudaDeviceReset() -> CudaError {
     if let Some(rt) = runtime::initialized() {
-        rt.note_reset();
+        rt.note_reset_here();
     }
     polled("cudaDeviceReset", unsafe { real().cudaDeviceReset() })
 }

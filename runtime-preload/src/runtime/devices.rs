@@ -21,6 +21,7 @@
 //! contexts of a device other than the one the runtime works in there.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use cudarc::driver::sys as cu;
@@ -49,6 +50,10 @@ pub(crate) struct Side {
     pub page: Option<(ReportPage, Mutex<PageReader>)>,
     /// Its runtime page's device address.
     pub rtpage: u64,
+    /// A reset destroyed its context: the device is not served any more.
+    reset: AtomicBool,
+    /// The home device's write generation that launches here were last ordered after.
+    home_seen: AtomicU64,
     /// Kernels ([`Kernel::pack`]) whose module here was given the page's address, with
     /// whether the module has the symbol at all.
     patched: Mutex<HashMap<u64, bool>>,
@@ -76,9 +81,12 @@ impl Sides {
         self.by_device.get(usize::try_from(device).ok()?)?.get()
     }
 
-    /// Every side set up so far.
+    /// Every side set up so far and not reset since.
     pub fn all(&self) -> impl Iterator<Item = &Side> {
-        self.by_device.iter().filter_map(|s| s.get()?.as_ref().ok())
+        self.by_device
+            .iter()
+            .filter_map(|s| s.get()?.as_ref().ok())
+            .filter(|s| !s.reset.load(Ordering::Acquire))
     }
 
     /// Whether any side was set up (the process uses more than one device).
@@ -150,9 +158,19 @@ impl Heap {
             writes,
             page,
             rtpage,
+            reset: AtomicBool::new(false),
+            home_seen: AtomicU64::new(0),
             patched: Mutex::new(HashMap::new()),
         })
     }
+}
+
+/// Why a device reset since is not served.
+fn reset_said(device: i32) -> String {
+    format!(
+        "a reset of device {device} destroyed cusafe's state there; cusafe tags memory again \
+         only in a new process"
+    )
 }
 
 /// The primary context of `device`, retained (for good: the runtime works in it).
@@ -187,6 +205,7 @@ impl Runtime {
             return Ok(Served::Home);
         }
         match h.sides.tried(device) {
+            Some(Ok(s)) if s.reset.load(Ordering::Acquire) => return Err(reset_said(device)),
             Some(Ok(s)) => return Ok(Served::Side(s)),
             Some(Err(why)) => return Err(why.clone()),
             None => {}
@@ -219,7 +238,27 @@ impl Runtime {
     }
 
     fn side_of<'h>(&self, h: &'h Heap, device: i32, ctx: Context) -> Result<Served<'h>, String> {
-        h.side_in(self, device, ctx).map(Served::Side)
+        match h.side_in(self, device, ctx)? {
+            s if s.reset.load(Ordering::Acquire) => Err(reset_said(device)),
+            s => Ok(Served::Side(s)),
+        }
+    }
+
+    /// `cudaDeviceReset` (or the primary context's reset) of `device`, not the home
+    /// device, is about to destroy its memory: its live blocks count as freed by it (a
+    /// later use or free is reported; they are not leaks), and from now on the device is
+    /// not served (its allocations pass through untagged, said once). Findings already
+    /// on its report page are still read.
+    pub fn note_side_reset(&self, device: i32) {
+        let Some(h) = self.heap() else {
+            return;
+        };
+        let Some(Ok(side)) = h.sides.tried(device) else {
+            return;
+        };
+        self.after_call(crate::cuda::real::SUCCESS);
+        side.reset.store(true, Ordering::Release);
+        h.lock().forget_device(device);
     }
 
     /// Where a launch of `kernel` by the calling thread goes: a runtime API launch (a
@@ -250,8 +289,18 @@ impl Runtime {
 
     /// Before `kernel`'s launch on `side`: gives the kernel's module there the side's
     /// runtime page address (once per kernel), then orders the side's pending header
-    /// writes before the launch on `stream`.
-    pub(super) fn prepare_side_launch(&self, side: &Side, kernel: Kernel, stream: usize) {
+    /// writes before the launch on `stream`. The home device's header writes (the kernel
+    /// may use its blocks as a peer) are waited for on the host when new ones were made
+    /// since the last launch here: streams of two devices are not ordered by the side's
+    /// event bookkeeping.
+    pub(super) fn prepare_side_launch(&self, h: &Heap, side: &Side, kernel: Kernel, stream: usize) {
+        let home = h.writes.generation();
+        if side.home_seen.load(Ordering::Acquire) < home {
+            let _ctx = h.ctx().enter();
+            if h.writes.wait().is_ok() {
+                side.home_seen.fetch_max(home, Ordering::AcqRel);
+            }
+        }
         let _ctx = side.ctx.enter();
         let key = kernel.pack();
         let known = side

@@ -288,6 +288,16 @@ impl Runtime {
         }
     }
 
+    /// `cudaDeviceReset` on the calling thread's current device: the home device's
+    /// reset as [`Runtime::note_reset`], another device's as
+    /// [`Runtime::note_side_reset`].
+    pub fn note_reset_here(&self) {
+        match (elsewhere::current_device(), self.heap_device()) {
+            (Some(d), Some(home)) if d != home => self.note_side_reset(d),
+            _ => self.note_reset(),
+        }
+    }
+
     /// The heap, if it serves the calling thread's current device (allocations on
     /// other devices pass through untagged).
     pub fn heap_here(&self) -> Option<&Heap> {
@@ -370,7 +380,7 @@ impl Runtime {
                 let _ctx = h.ctx().enter();
                 h.writes.order_before(stream);
             }
-            Ok(devices::Served::Side(side)) => self.prepare_side_launch(side, kernel, stream),
+            Ok(devices::Served::Side(side)) => self.prepare_side_launch(h, side, kernel, stream),
             // Said at the launch of an instrumented kernel (`note_launch_device`).
             Err(_) => {}
         }

@@ -65,8 +65,12 @@ pub(super) unsafe fn primary_reset(
     call: Call,
     dev: c_int,
 ) -> CuResult {
-    if let Some(rt) = runtime::initialized().filter(|rt| rt.heap_device() == Some(dev)) {
-        rt.note_reset();
+    if let Some(rt) = runtime::initialized() {
+        match rt.heap_device() {
+            Some(home) if home == dev => rt.note_reset(),
+            Some(_) => rt.note_side_reset(dev),
+            None => {}
+        }
     }
     // SAFETY: the caller's argument.
     polled(call.api, unsafe { real(dev) })
