@@ -31,6 +31,10 @@ enum Cli {
         /// memory spaces, per-class and per-space totals, and expected misses.
         #[arg(long)]
         manifest: Option<PathBuf>,
+        /// Score only the programs the run has a row for in runs.tsv (a run of part of
+        /// the suite, such as scripts/gpu/run-multigpu.sh's).
+        #[arg(long)]
+        ran_only: bool,
     },
     /// Check that a manifest is well formed, lists every program of --src exactly
     /// once, and agrees with each program's cusafe-expect marker.
@@ -76,6 +80,7 @@ fn run(cli: Cli) -> Result<(), String> {
             md,
             json,
             manifest,
+            ran_only,
         } => {
             let (m, expects) = match &manifest {
                 Some(path) => {
@@ -83,6 +88,19 @@ fn run(cli: Cli) -> Result<(), String> {
                     (Some(m), e)
                 }
                 None => (None, expect::from_dir(&src, &prefix)?),
+            };
+            let expects = if ran_only {
+                let ran = score::ran(&expects, &run);
+                if ran.is_empty() {
+                    return Err(format!(
+                        "--ran-only: {} has no runs.tsv row for any program of {}; pass the folder the GPU run wrote",
+                        run.display(),
+                        src.display()
+                    ));
+                }
+                ran
+            } else {
+                expects
             };
             let rows = score::score_with(&expects, m.as_ref(), &run);
             let env = std::fs::read_to_string(run.join("env.txt")).map_err(|e| {
@@ -104,8 +122,14 @@ fn run(cli: Cli) -> Result<(), String> {
             let count = |f: &dyn Fn(&cusafe_suite::manifest::Entry) -> bool| {
                 m.entries().filter(|e| f(e)).count()
             };
+            let multi = count(&|e| e.devices > 1);
+            let multi = if multi > 0 {
+                format!(" ({multi} need several GPUs)")
+            } else {
+                String::new()
+            };
             println!(
-                "{}: {} programs: {} bugs ({} spatial, {} temporal; {} in scope, {} out of scope), {} correct; every program has an entry and its marker agrees",
+                "{}: {} programs{multi}: {} bugs ({} spatial, {} temporal; {} in scope, {} out of scope), {} correct; every program has an entry and its marker agrees",
                 manifest.display(),
                 count(&|_| true),
                 count(&|e| e.is_bug()),

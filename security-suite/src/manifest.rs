@@ -21,7 +21,19 @@
 //! kind = "heap-buffer-overflow"
 //! in_scope = false
 //! reason = "cudaMallocManaged memory is foreign to cusafe"
+//!
+//! [[program]]
+//! name = "heap_multigpu_dev1_overflow"
+//! class = "spatial"
+//! subclass = "multi-device"
+//! space = "global"
+//! kind = "heap-buffer-overflow"
+//! in_scope = true
+//! devices = 2
 //! ```
+//!
+//! `devices` (default 1) is how many GPUs the program needs; the scorer skips it on a
+//! run with fewer ([`crate::score`]).
 
 use crate::expect::Expectation;
 use std::collections::{BTreeMap, BTreeSet};
@@ -84,6 +96,18 @@ pub struct Entry {
     /// Why the bug is out of scope (required exactly when `in_scope = false`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// GPUs the program needs (at least 1; default 1). With fewer the program prints
+    /// `skipped: ...` and exits 77, and the scorer counts it as skipped.
+    #[serde(default = "one_device", skip_serializing_if = "is_one_device")]
+    pub devices: u32,
+}
+
+fn one_device() -> u32 {
+    1
+}
+
+fn is_one_device(d: &u32) -> bool {
+    *d == 1
 }
 
 impl Entry {
@@ -161,6 +185,9 @@ fn entry_problems(e: &Entry) -> Vec<String> {
             p.push("reason is only for in_scope = false; remove it or set in_scope = false".into())
         }
         _ => {}
+    }
+    if e.devices == 0 {
+        p.push("devices = 0: a program needs at least one GPU (leave the field out for 1)".into());
     }
     if !e.in_scope && !e.is_bug() {
         p.push("a correct program cannot be out of scope; set in_scope = true".into());

@@ -33,6 +33,9 @@ pub enum Verdict {
     ExpectedMiss(String),
     /// A correct program whose plain build already fails: no verdict on the tool.
     BrokenTest(String),
+    /// The program could not run here (why): it needs more GPUs than the run had, or
+    /// its plain run said `skipped: ...` and exited [`SKIP_EXIT`]. Counted in no total.
+    Skipped(String),
     /// No log for this run.
     NotRun,
 }
@@ -48,6 +51,7 @@ impl Verdict {
             Verdict::Differs(w) => format!("output differs ({w})"),
             Verdict::ExpectedMiss(why) => format!("expected miss ({why})"),
             Verdict::BrokenTest(w) => format!("broken test ({w})"),
+            Verdict::Skipped(why) => format!("skipped ({why})"),
             Verdict::NotRun => "not run".into(),
         }
     }
@@ -137,6 +141,52 @@ pub fn judge(
     }
 }
 
+/// The exit status of a program that cannot run on this machine (too few GPUs, no peer
+/// access; automake's skip status); it prints a line starting with `skipped:` first.
+pub const SKIP_EXIT: i32 = 77;
+
+/// How many GPUs a run had: the `gpu:` lines of its `env.txt` (run-examples.sh writes one
+/// per GPU from nvidia-smi); `None` without env.txt or such lines.
+pub fn gpu_count(run_dir: &Path) -> Option<u32> {
+    let env = std::fs::read_to_string(run_dir.join("env.txt")).ok()?;
+    let n = env.lines().filter(|l| l.starts_with("gpu:")).count() as u32;
+    (n > 0).then_some(n)
+}
+
+/// Why a program is skipped, if it is: its manifest entry needs more GPUs than the run
+/// had (`gpus`), or its plain run exited [`SKIP_EXIT`] after a `skipped: ...` line
+/// (whose text is the reason).
+pub fn skip_reason(
+    entry: Option<&Entry>,
+    gpus: Option<u32>,
+    plain: Option<(&str, i32)>,
+) -> Option<String> {
+    if let (Some(e), Some(g)) = (entry, gpus) {
+        if e.devices > g {
+            return Some(format!("needs {} GPUs, the run had {g}", e.devices));
+        }
+    }
+    let (log, rc) = plain?;
+    if rc != SKIP_EXIT {
+        return None;
+    }
+    log.lines()
+        .find_map(|l| l.trim().strip_prefix("skipped:"))
+        .map(|why| why.trim().to_string())
+}
+
+/// The expectations of the programs the run has a row for in `runs.tsv`: a run of a
+/// subset of the suite (e.g. scripts/gpu/run-multigpu.sh) is scored on that subset.
+pub fn ran(expects: &[Expectation], run_dir: &Path) -> Vec<Expectation> {
+    let tsv = std::fs::read_to_string(run_dir.join("runs.tsv")).unwrap_or_default();
+    let rcs = exit_codes(&tsv);
+    expects
+        .iter()
+        .filter(|e| rcs.keys().any(|(p, _)| *p == e.program))
+        .cloned()
+        .collect()
+}
+
 /// Exit codes from `runs.tsv` (program, mode, rc, seconds).
 pub fn exit_codes(tsv: &str) -> BTreeMap<(String, String), i32> {
     tsv.lines()
@@ -157,8 +207,11 @@ pub fn score(expects: &[Expectation], run_dir: &Path) -> Vec<Row> {
 }
 
 /// [`score`] with the manifest's entries attached to the rows: a bug it marks out of
-/// scope that a tool missed gets [`Verdict::ExpectedMiss`] with the manifest's reason.
-/// Check the manifest against the expectations first ([`Manifest::check`]).
+/// scope that a tool missed gets [`Verdict::ExpectedMiss`] with the manifest's reason,
+/// and a program that needs more GPUs than the run had ([`gpu_count`]) gets
+/// [`Verdict::Skipped`] from every tool, as does one whose plain run said it was
+/// skipped ([`skip_reason`]). Check the manifest against the expectations first
+/// ([`Manifest::check`]).
 pub fn score_with(
     expects: &[Expectation],
     manifest: Option<&Manifest>,
@@ -169,6 +222,7 @@ pub fn score_with(
     let read = |p: &str, mode: &str| {
         std::fs::read_to_string(run_dir.join("logs").join(format!("{p}.{mode}.txt"))).ok()
     };
+    let gpus = gpu_count(run_dir);
     expects
         .iter()
         .map(|e| {
@@ -178,9 +232,17 @@ pub fn score_with(
                 .get(&(e.program.clone(), "plain".into()))
                 .copied()
                 .unwrap_or(-1);
+            let skip = skip_reason(
+                entry.as_ref(),
+                gpus,
+                plain_log.as_deref().map(|p| (p, plain_rc)),
+            );
             let verdicts = TOOLS
                 .iter()
                 .map(|(tool, _)| {
+                    if let Some(why) = &skip {
+                        return (tool.to_string(), Verdict::Skipped(why.clone()));
+                    }
                     let v = match read(&e.program, tool) {
                         None => Verdict::NotRun,
                         Some(log) => {
@@ -241,11 +303,17 @@ pub struct Tally {
     pub out_of_scope: usize,
     /// Out-of-scope bugs the tool found anyway.
     pub out_of_scope_found: usize,
+    /// Programs skipped (too few GPUs for them, no peer access): in no other count.
+    pub skipped: usize,
 }
 
 impl Tally {
     fn add(&mut self, row: &Row, tool: &str) {
         let v = &row.verdicts[tool];
+        if matches!(v, Verdict::Skipped(_)) {
+            self.skipped += 1;
+            return;
+        }
         if *v == Verdict::NotRun {
             self.not_run += 1;
         }
@@ -280,6 +348,9 @@ impl Tally {
         }
         if self.not_run > 0 {
             parts.push(format!("{} not run", self.not_run));
+        }
+        if self.skipped > 0 {
+            parts.push(format!("{} skipped", self.skipped));
         }
         parts.join(", ")
     }
@@ -403,6 +474,21 @@ pub fn markdown(rows: &[Row], header: &str) -> String {
             x.false_positives,
             x.out_of_scope,
             x.out_of_scope_found
+        );
+    }
+    let skipped: Vec<String> = rows
+        .iter()
+        .filter_map(|r| match r.verdicts.values().next() {
+            Some(Verdict::Skipped(why)) => Some(format!("{} ({why})", r.expect.program)),
+            _ => None,
+        })
+        .collect();
+    if !skipped.is_empty() {
+        s += &format!(
+            "\nSkipped, in no total: {} program{}: {}.\n",
+            skipped.len(),
+            if skipped.len() == 1 { "" } else { "s" },
+            skipped.join(", ")
         );
     }
     for (title, groups) in [("class", &t.by_class), ("memory space", &t.by_space)] {
