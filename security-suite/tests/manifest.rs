@@ -251,6 +251,21 @@ fn the_security_suite_manifest_matches_its_programs() {
             "no in-scope bug of kind {kind}"
         );
     }
+    // Programs on several GPUs are named multigpu and say so; they are skipped where
+    // the machine has one GPU.
+    for e in m.entries() {
+        assert_eq!(
+            e.name.contains("multigpu"),
+            e.devices > 1,
+            "{}: a multigpu program needs devices = 2, and only those",
+            e.name
+        );
+    }
+    assert!(
+        m.entries().filter(|e| e.devices > 1 && e.is_bug()).count() >= 5
+            && m.entries().filter(|e| e.devices > 1 && !e.is_bug()).count() >= 3,
+        "the suite promises at least 5 multi-GPU bugs and 3 correct multi-GPU programs"
+    );
 }
 
 #[test]
