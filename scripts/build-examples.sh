@@ -10,6 +10,8 @@
 #   SRC_DIR  default examples; a directory inside the repository (relative to its root
 #            or absolute). It is also the prefix reports print ("SRC_DIR/x.cu:12:5")
 #            and the --prefix to give `cusafe-suite score`.
+#   CUSAFE_ONLY="NAME..."  (env) build only these programs (file stems, space-separated);
+#            a name with no SRC_DIR/NAME.cu stops the build
 # Examples:
 #   scripts/build-examples.sh                                      # build/examples
 #   scripts/build-examples.sh build/suite security-suite/programs  # the security suite
@@ -35,6 +37,13 @@ if ! compgen -G "$CUSAFE_ROOT/$src/*.cu" > /dev/null; then
   echo "build-examples.sh: no .cu files in $CUSAFE_ROOT/$src; pass a source directory such as examples or security-suite/programs" >&2
   exit 2
 fi
+only=${CUSAFE_ONLY:-}
+for name in $only; do
+  if [ ! -f "$CUSAFE_ROOT/$src/$name.cu" ]; then
+    echo "build-examples.sh: CUSAFE_ONLY names $name, but $src/$name.cu does not exist" >&2
+    exit 2
+  fi
+done
 mkdir -p "$out"
 out=$(cd "$out" && pwd) # the builds below run from the repository root
 source "$CUSAFE_ROOT/scripts/lib/built.sh"
@@ -42,6 +51,7 @@ require_built build-examples.sh
 cxx="$CUSAFE_BIN/cusafe-clang++"
 for path in "$CUSAFE_ROOT/$src"/*.cu; do
   name=$(basename "$path" .cu)
+  if [ -n "$only" ] && [[ " $(echo $only) " != *" $name "* ]]; then continue; fi
   # Relative source paths make reports read "examples/x.cu:12:5".
   (cd "$CUSAFE_ROOT" && CUSAFE_PASS_STATS=1 "$cxx" -O2 -g "$src/$name.cu" -o "$out/$name.cusafe" 2>"$out/$name.stats") ||
     { cat "$out/$name.stats" >&2; echo "build-examples.sh: instrumented build of $src/$name.cu failed" >&2; exit 1; }

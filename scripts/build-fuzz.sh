@@ -9,6 +9,8 @@
 #   NAME.fixed   --cusafe-fuzz -DCUSAFE_FIXED (the bug-free variant)
 # Usage: build-fuzz.sh [OUT_DIR]   (default build/fuzz); run it there with
 # scripts/gpu/run-fuzz.sh. CUSAFE_FUZZ_TAR=0 skips the .tar.xz (CI only compiles).
+# CUSAFE_FUZZ_TARGETS="NAME..." builds only those targets, CUSAFE_FUZZ_BUILDS="fuzz
+# fixed ..." only those of the five builds (scripts/build-multigpu.sh uses both).
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
 out=${1:-$CUSAFE_ROOT/build/fuzz}
@@ -20,12 +22,25 @@ for f in cusafe libcusafe_rt.so; do cp "$CUSAFE_BIN/$f" "$out/"; done
 cp -L "$CUSAFE_CUDA/lib64/libcudart.so.12" "$out/"
 cp scripts/gpu/run-fuzz.sh "$out/"
 git rev-parse HEAD > "$out/COMMIT"
+only_targets=${CUSAFE_FUZZ_TARGETS:-}
+only_builds=${CUSAFE_FUZZ_BUILDS:-}
+for t in $only_targets; do
+  [ -f "fuzz-targets/$t/$t.cu" ] ||
+    { echo "build-fuzz.sh: CUSAFE_FUZZ_TARGETS names $t, but fuzz-targets/$t/$t.cu does not exist" >&2; exit 2; }
+done
+for b in $only_builds; do
+  case $b in fuzz|nodev|warp|cov|fixed) ;; *)
+    echo "build-fuzz.sh: CUSAFE_FUZZ_BUILDS names $b; the builds are fuzz nodev warp cov fixed" >&2; exit 2 ;;
+  esac
+done
 for src in fuzz-targets/*/*.cu; do
   name=$(basename "$src" .cu)
   dir=$(dirname "$src")
+  if [ -n "$only_targets" ] && [[ " $(echo $only_targets) " != *" $name "* ]]; then continue; fi
   for v in "fuzz:--cusafe-fuzz" "nodev:--cusafe-fuzz --cusafe-fuzz-no-device-edges" \
            "warp:--cusafe-fuzz-warp" "cov:--cusafe-no-instrument --cusafe-fuzz" \
            "fixed:--cusafe-fuzz -DCUSAFE_FIXED"; do
+    if [ -n "$only_builds" ] && [[ " $(echo $only_builds) " != *" ${v%%:*} "* ]]; then continue; fi
     # shellcheck disable=SC2086 # the flags are words
     "$cxx" ${v#*:} -O2 -g "$src" -o "$out/$name.${v%%:*}"
   done
