@@ -57,7 +57,7 @@ progress() { echo "[$(( $(date +%s) - t_start ))s] $*" | tee -a "$out/progress.t
 budget=${BUDGET_S:-570}
 left() { echo $(( budget - ($(date +%s) - t_start) )); }
 # cap N: N seconds, or what is left of the budget less a margin for packing, if less.
-cap() { local l; l=$(( $(left) - 15 )); [ "$l" -lt "$1" ] && echo "$l" || echo "$1"; }
+cap() { local l; l=$(( $(left) - 15 )); [ "$l" -lt 1 ] && l=1; [ "$l" -lt "$1" ] && echo "$l" || echo "$1"; }
 progress "bundle $(cat "$B/COMMIT" 2>/dev/null || echo unknown), parts: $(echo $want), work in $W"
 cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 ngpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ' || true)
@@ -99,7 +99,9 @@ if has suite; then
     timeout -s KILL "$(cap 300)" "$B/suite/run-examples.sh" "$B/suite" "$sw" "$k/$shards" > "$W/suite.shard$k.txt" 2>&1 &
   done
   wait
-  (head -1 "$sw/runs.1.tsv"; for k in $(seq 1 "$shards"); do tail -n +2 "$sw/runs.$k.tsv"; done) > "$sw/runs.tsv"
+  # One shard writes runs.tsv itself; several write runs.K.tsv.
+  [ "$shards" = 1 ] ||
+    (head -1 "$sw/runs.1.tsv"; for k in $(seq 1 "$shards"); do tail -n +2 "$sw/runs.$k.tsv"; done) > "$sw/runs.tsv"
   cat "$W"/suite.shard*.txt > "$sw/console.txt"
   # The shards wrote env.txt at once; write it again, whole (one gpu: line per GPU, which
   # `cusafe-suite score` counts to skip programs that need more GPUs than the run had).

@@ -221,13 +221,19 @@ fn arguments_are_checked_and_parts_can_be_left_out() {
     );
 
     let out = s.dir.join("o2");
-    let o = run(
+    let o = run_with(
         &s,
         &out,
         &["--skip", "fuzz", "--skip", "frameworks", "--skip", "facts"],
+        &[("SUITE_SHARDS", "1")],
     );
     assert!(o.status.success(), "{}", text(&o));
     assert_eq!(files(&out), ["progress.txt", "suite.tgz"]);
+    let progress = std::fs::read_to_string(out.join("progress.txt")).unwrap();
+    assert!(
+        progress.contains("suite: 12 runs of 3 programs"),
+        "{progress}"
+    );
     let out = s.dir.join("o3");
     let o = run(&s, &out, &["--only", "facts,fuzz"]);
     assert!(o.status.success(), "{}", text(&o));
