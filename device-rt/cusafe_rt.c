@@ -27,8 +27,38 @@
 typedef unsigned long long u64;
 typedef unsigned int u32;
 
-#define RT_U64(off) (*(volatile u64 *)(CUSAFE_RTPAGE_ADDR + (off)))
-#define RT_U32(off) (*(volatile u32 *)(CUSAFE_RTPAGE_ADDR + (off)))
+/* The runtime page's device address: the module's constant __cusafe_rtpage
+ * (format::rtpage::RTPAGE_SYMBOL, here through the header's CUSAFE_RTPAGE_SYMBOL),
+ * CUSAFE_RTPAGE_ADDR unless the runtime wrote another device's page into it before a
+ * kernel's first launch there. Declared here and defined by the pass
+ * (llvm-pass/src/rtpage.rs: weak, externally initialised, in the constant space) in
+ * every module that reads it, so a module has one definition after linking this in.
+ * RTPAGE reads it with ld.const, which ptxas shares between the reads of a function
+ * (the constant space does not change during a launch) and keeps in a register pair
+ * in between, where it rematerialised the old immediate address. */
+extern const __attribute__((address_space(4))) u64 CUSAFE_RTPAGE_SYMBOL;
+#define RTPAGE ((u64)CUSAFE_RTPAGE_SYMBOL)
+
+/* A read of the same constant that ptxas neither shares nor moves (a volatile generic
+ * load of its address, in inline assembly: LLVM turns a volatile load of a constant-
+ * space global into ld.const, which is never volatile), for a read after a long stretch
+ * of code: report()'s flags check after the record write. Through RTPAGE the page stayed
+ * live across write_record's loop, and since the cold paths are inlined (recover mode)
+ * or count toward their callers' registers (__cusafe_trap), that cost kernels registers:
+ * llama_decode's attention kernel 36 -> 38 in trap mode, and 13 of the 36 perf-suite
+ * programs changed register counts in recover mode (3 with this read, 0 in trap mode;
+ * ptxas 12.5, sm_90). */
+static inline __attribute__((always_inline)) u64 rtpage_reread(void) {
+  u64 v;
+  __asm__ volatile("ld.volatile.u64 %0, [%1];"
+                   : "=l"(v)
+                   : "l"((const u64 *)&CUSAFE_RTPAGE_SYMBOL)
+                   : "memory");
+  return v;
+}
+
+#define RT_U64(off) (*(volatile u64 *)(RTPAGE + (off)))
+#define RT_U32(off) (*(volatile u32 *)(RTPAGE + (off)))
 
 enum { SITE_FREE = 0, SITE_WRITING = 1, SITE_DONE = 2 };
 
@@ -48,7 +78,7 @@ static inline __attribute__((always_inline)) void put64(volatile unsigned char *
 
 static inline __attribute__((always_inline)) void write_record(u32 kind, u64 addr, u64 root, u64 header_size, u32 access_size,
                          u32 flags, const char *loc) {
-  u32 idx = __atomic_fetch_add((u32 *)(CUSAFE_RTPAGE_ADDR + CUSAFE_RTPAGE_CLAIMED), 1u,
+  u32 idx = __atomic_fetch_add((u32 *)(RTPAGE + CUSAFE_RTPAGE_CLAIMED), 1u,
                                __ATOMIC_RELAXED);
   if (idx >= CUSAFE_PAGE_CAPACITY)
     return;
@@ -93,7 +123,8 @@ static inline __attribute__((always_inline)) void report(u32 kind, u64 addr, u64
   write_record(kind, addr, root, header_size, access_size, site->flags | extra_flags, site->loc);
   __atomic_store_n(&site->state, SITE_DONE, __ATOMIC_RELAXED);
   __nvvm_membar_sys();
-  if (!(RT_U32(CUSAFE_RTPAGE_FLAGS) & CUSAFE_FLAG_RECOVER))
+  /* The page read afresh: nothing of it kept across write_record (rtpage_reread). */
+  if (!(*(volatile u32 *)(rtpage_reread() + CUSAFE_RTPAGE_FLAGS) & CUSAFE_FLAG_RECOVER))
     __builtin_trap();
 }
 
@@ -163,8 +194,9 @@ static inline __attribute__((always_inline)) u32 pseudo_check(u64 addr, u64 root
   u64 header = *(volatile u64 *)base;
   *size = header & ~CUSAFE_OUT_OF_SCOPE;
   u64 slot = epoch_slot();
-  u32 cur = *(volatile unsigned char *)(CUSAFE_RTPAGE_ADDR + CUSAFE_EPOCH_DEPTH_OFFSET + slot);
-  u32 now = *(volatile unsigned char *)(CUSAFE_RTPAGE_ADDR + CUSAFE_EPOCH_GEN_OFFSET +
+  u64 page = RTPAGE;
+  u32 cur = *(volatile unsigned char *)(page + CUSAFE_EPOCH_DEPTH_OFFSET + slot);
+  u32 now = *(volatile unsigned char *)(page + CUSAFE_EPOCH_GEN_OFFSET +
                                         slot * CUSAFE_EPOCH_GENS_PER_SLOT + depth);
   if ((cur <= CUSAFE_DEPTH_MASK && depth > cur) || (now & CUSAFE_GEN_MASK) != gen)
     return CUSAFE_KIND_STALE_LOCAL;
@@ -223,7 +255,7 @@ __attribute__((noinline, cold)) u32 __cusafe_slow(u64 addr, u64 root, u64 size, 
 void *malloc(u64 size);
 void free(void *p);
 
-#define DH_ADDR(off) (CUSAFE_RTPAGE_ADDR + CUSAFE_DH_STATE_OFFSET + (off))
+#define DH_ADDR(off) (RTPAGE + CUSAFE_DH_STATE_OFFSET + (off))
 #define DH_U64(off) (*(volatile u64 *)DH_ADDR(off))
 #define DH_U32(off) (*(volatile u32 *)DH_ADDR(off))
 #define WORD(addr) (*(volatile u64 *)(addr))

@@ -7,9 +7,11 @@
 //! Every constant becomes `#define CUSAFE_<NAME> <value>ull`: the scalars of
 //! [`SCALARS`], the record's field offsets as `CUSAFE_REC_<FIELD>`
 //! ([`report::field`](crate::report::field)) and the device kinds as
-//! `CUSAFE_KIND_<name>` ([`DeviceKind::c_name`]). A constant C code needs is added
-//! here; a record field or a device kind reaches C by being added to its list in
-//! [`report`](crate::report).
+//! `CUSAFE_KIND_<name>` ([`DeviceKind::c_name`]). Symbol names C code declares become
+//! `#define CUSAFE_<NAME> <identifier>` ([`NAMES`]: `CUSAFE_RTPAGE_SYMBOL`, the
+//! runtime page's per-module constant, which device-rt declares by that macro). A
+//! constant C code needs is added here; a record field or a device kind reaches C by
+//! being added to its list in [`report`](crate::report).
 
 use crate::report::DeviceKind;
 use crate::{block, devheap as dh, pointer as pt, pseudo as ps, report as rep, rtpage as rt};
@@ -74,6 +76,14 @@ pub const SCALARS: &[(&str, u64)] = &[
     ("DH_NEXT_OFFSET", dh::NEXT_OFFSET),
 ];
 
+/// The symbol names C code uses, as (name after `CUSAFE_`, the symbol): each becomes
+/// `#define CUSAFE_<NAME> <symbol>`, a C identifier (not a string), so that C can
+/// declare the symbol through the macro.
+pub const NAMES: &[(&str, &str)] = &[
+    // The runtime page's per-module constant (rtpage.rs).
+    ("RTPAGE_SYMBOL", rt::RTPAGE_SYMBOL),
+];
+
 /// Every constant of the header as (name after `CUSAFE_`, value): [`SCALARS`], then
 /// the record fields (`REC_<FIELD>`), then the device kinds (`KIND_<name>`).
 pub fn defines() -> Vec<(String, u64)> {
@@ -87,8 +97,8 @@ pub fn defines() -> Vec<(String, u64)> {
     scalars.chain(fields).chain(kinds).collect()
 }
 
-/// The C header: one `#define CUSAFE_<NAME> <value>ull` per entry of [`defines`],
-/// inside an include guard.
+/// The C header: one `#define CUSAFE_<NAME> <value>ull` per entry of [`defines`] and
+/// one `#define CUSAFE_<NAME> <symbol>` per entry of [`NAMES`], inside an include guard.
 pub fn c_header() -> String {
     let mut h = String::from(
         "/* cusafe's formats for C, generated from the cusafe-format crate\n \
@@ -98,6 +108,9 @@ pub fn c_header() -> String {
     );
     for (name, value) in defines() {
         h.push_str(&format!("#define CUSAFE_{name} {value}ull\n"));
+    }
+    for (name, symbol) in NAMES {
+        h.push_str(&format!("#define CUSAFE_{name} {symbol}\n"));
     }
     h.push_str("#endif /* CUSAFE_FORMAT_H */\n");
     h
@@ -112,11 +125,15 @@ mod tests {
     fn parsed() -> HashMap<String, u64> {
         let header = c_header();
         let mut map = HashMap::new();
+        let names: Vec<_> = NAMES.iter().map(|(n, _)| format!("CUSAFE_{n}")).collect();
         for line in header.lines().filter(|l| l.starts_with("#define CUSAFE_")) {
             let mut words = line.split_whitespace().skip(1);
             let (Some(name), Some(value), None) = (words.next(), words.next(), words.next()) else {
                 continue; // the include guard
             };
+            if names.iter().any(|n| n == name) {
+                continue; // a symbol name (`names_are_identifiers`)
+            }
             let name = name.strip_prefix("CUSAFE_").expect("prefix");
             let value = value.strip_suffix("ull").expect("ull suffix");
             let old = map.insert(name.to_string(), value.parse().expect("decimal value"));
@@ -166,6 +183,26 @@ mod tests {
             map["KIND_INVALID_FREE"],
             DeviceKind::DeviceInvalidFree as u64
         );
+    }
+
+    #[test]
+    fn names_are_identifiers() {
+        let h = c_header();
+        for (name, symbol) in NAMES {
+            assert!(
+                h.contains(&format!("\n#define CUSAFE_{name} {symbol}\n")),
+                "{name}"
+            );
+            let mut chars = symbol.chars();
+            assert!(chars
+                .next()
+                .is_some_and(|c| c == '_' || c.is_ascii_alphabetic()));
+            assert!(
+                chars.all(|c| c == '_' || c.is_ascii_alphanumeric()),
+                "{symbol}"
+            );
+        }
+        assert!(h.contains("\n#define CUSAFE_RTPAGE_SYMBOL __cusafe_rtpage\n"));
     }
 
     #[test]

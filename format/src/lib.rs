@@ -7,7 +7,8 @@
 //! * [`pseudo`]: local-memory pseudo-pointers and stack epochs.
 //! * [`launch`]: hidden kernel parameters carrying each pointer argument's bounds.
 //! * [`fuzz`]: the map layout and variables shared by `cusafe fuzz` and its targets.
-//! * [`rtpage`]: the fixed device address where device code finds the runtime's state.
+//! * [`rtpage`]: the runtime page, where device code finds the runtime's state (its
+//!   address in the per-module constant `__cusafe_rtpage`).
 //! * [`report`]: the report page and record written by device code and read by the host.
 //! * [`stack`]: the marker of modules whose stack the driver cannot size.
 //! * [`pass_env`]: the names of the variables that configure the pass.

@@ -1,5 +1,8 @@
-//! The runtime page: device memory the runtime maps at a fixed address so that
-//! instrumented device code needs no per-module set-up to find the runtime's state.
+//! The runtime page: device memory the runtime maps in the window of tag
+//! [`RTPAGE_TAG`], one per device (the first at [`RTPAGE_ADDR`], the `n`-th at
+//! [`device_page`]`(n)`). Instrumented device code finds its device's page through the
+//! per-module constant [`RTPAGE_SYMBOL`] (default [`RTPAGE_ADDR`]: no set-up on the
+//! first device).
 //!
 //! The runtime reserves the whole window of tag [`RTPAGE_TAG`] (a foreign tag, so the
 //! checks never look at it) and maps one granule at its base. Layout (little endian):
@@ -70,10 +73,11 @@ pub fn contents(report_page: u64, flags: u32) -> [u8; RTPAGE_BYTES] {
     b
 }
 
-/// Offset from [`RTPAGE_ADDR`] of the device edge-coverage map: code built with
-/// `--cusafe-fuzz` stores the byte 1 at `RTPAGE_ADDR + COVERAGE_OFFSET + id` when it
-/// takes edge `id` (a constant address: no load, no atomic). The runtime copies the map
-/// into the fuzzer's map after each input and zeroes it.
+/// Offset from the runtime page of the device edge-coverage map: code built with
+/// `--cusafe-fuzz` stores the byte 1 at `page + COVERAGE_OFFSET + id` when it takes edge
+/// `id` (`page`: the function's one load of [`RTPAGE_SYMBOL`]; the offset is the store's
+/// immediate; no atomic). The runtime copies the map into the fuzzer's map after each
+/// input and zeroes it.
 pub const COVERAGE_OFFSET: u64 = 1 << 20;
 /// Bytes of the device edge-coverage map (edge ids are taken modulo this).
 pub const COVERAGE_BYTES: u64 = 1 << 16;

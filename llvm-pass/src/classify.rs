@@ -10,7 +10,7 @@
 //!   against the block its tag names. Checking against the root rather than the
 //!   address catches non-linear jumps into another live block.
 
-use crate::ir::{addr_space, opcode, operand, Ir, AS_GENERIC, AS_GLOBAL, AS_SHARED};
+use crate::ir::{addr_space, opcode, operand, Ir, AS_CONST, AS_GENERIC, AS_GLOBAL, AS_SHARED};
 use crate::sys::{const_opcode, gep_source_type, global_variable, num_operands, param_parent};
 use cusafe_format::report::{
     OBJECT_DYNAMIC_SHARED, OBJECT_GLOBAL_VAR, OBJECT_LOCAL, OBJECT_SHARED,
@@ -25,9 +25,6 @@ use std::collections::HashSet;
 
 /// Name of the `inttoptr` that gives a re-laid-out local its tagged pointer (`locals`).
 pub const TAGGED_LOCAL: &str = "cusafe.tagged";
-
-/// NVPTX constant address space.
-const AS_CONST: u32 = 4;
 
 /// Size of a statically known object.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -4,10 +4,13 @@
 //! runtime exist, so neither the cold paths nor device-rt get ids): every critical edge
 //! is split (shim `cusafe_split_critical_edges`, as SanitizerCoverage does), so that
 //! each edge of the CFG ends in a block of its own or is the only way into its target;
-//! then every block stores the byte 1 at the constant address
-//! `RTPAGE_ADDR + COVERAGE_OFFSET + id` at its first insertion point (after the phis;
-//! in the entry block after its allocas, which stay static). No load, no atomic, no
-//! register kept live: the runtime copies the map after each input and zeroes it
+//! then every block stores the byte 1 at `page + COVERAGE_OFFSET + id` at its first
+//! insertion point (after the phis; in the entry block after its allocas, which stay
+//! static), `page` being the runtime page's address, loaded once per function at its
+//! entry (`rtpage::base`; the module's constant `__cusafe_rtpage`, by default
+//! `RTPAGE_ADDR`). The constant `COVERAGE_OFFSET + id` is the store's immediate
+//! (`st.global.u8 [%rd+offset]`); no other load, no atomic, one register (the page)
+//! kept live: the runtime copies the map after each input and zeroes it
 //! (`format::rtpage`).
 //!
 //! `id` is [`block_id`] of the module's source file name (its last path component),
@@ -24,7 +27,7 @@
 
 use crate::ffi::cusafe_split_critical_edges;
 use crate::ir::{int_result, mark_nocheck, Ir};
-use cusafe_format::rtpage::{COVERAGE_BYTES, COVERAGE_OFFSET, RTPAGE_ADDR};
+use cusafe_format::rtpage::{COVERAGE_BYTES, COVERAGE_OFFSET};
 use inkwell::basic_block::BasicBlock;
 use inkwell::intrinsics::Intrinsic;
 use inkwell::types::BasicTypeEnum;
@@ -121,6 +124,11 @@ pub fn instrument<'ctx>(ir: &Ir<'ctx>, f: FunctionValue<'ctx>, mode: Mode, file:
             )
         })
         .collect();
+    // The page's address, before the entry's point (which the load goes before).
+    let (page, at) = crate::rtpage::at_entry(ir, f);
+    ir.at(at);
+    let page = ir.b.build_int_to_ptr(page, ir.gptr, "cusafe.cov");
+    let page = page.expect("positioned");
     for &(at, id) in &points {
         ir.at(at);
         if mode == Mode::Warp {
@@ -136,10 +144,7 @@ pub fn instrument<'ctx>(ir: &Ir<'ctx>, f: FunctionValue<'ctx>, mode: Mode, file:
             let leader = ir.icmp(IntPredicate::EQ, lane, first);
             ir.at(ir.split_if(leader, at));
         }
-        let addr = ir
-            .i64
-            .const_int(RTPAGE_ADDR + COVERAGE_OFFSET + id, false)
-            .const_to_pointer(ir.gptr);
+        let addr = ir.byte_gep(page, ir.c64(COVERAGE_OFFSET + id));
         let store =
             ir.b.build_store(addr, ir.i8.const_int(1, false))
                 .expect("positioned");

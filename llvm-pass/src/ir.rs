@@ -28,6 +28,8 @@ pub const AS_GLOBAL: u32 = 1;
 pub const AS_GENERIC: u32 = 0;
 /// NVPTX shared address space (`__shared__`).
 pub const AS_SHARED: u32 = 3;
+/// NVPTX constant address space (`__constant__`, `ld.const`).
+pub const AS_CONST: u32 = 4;
 
 /// The module being instrumented with the types and builder the pass needs.
 pub struct Ir<'ctx> {

@@ -42,6 +42,7 @@ mod loops;
 mod options;
 mod plugin;
 mod remat;
+mod rtpage;
 mod shape;
 mod shared;
 mod sites;
@@ -161,6 +162,7 @@ fn instrument_module(ir: &Ir, opts: &PassOptions) -> Result<(), String> {
                 stat_line(f, &s);
             }
         }
+        rtpage::finish(ir);
         return verify_if_asked(ir, opts);
     }
     let windows = launch::windows(ir, &kernels);
@@ -225,6 +227,7 @@ fn instrument_module(ir: &Ir, opts: &PassOptions) -> Result<(), String> {
         }
     }
     devrt::link(ir, opts.inline_cold)?;
+    rtpage::finish(ir);
     verify_if_asked(ir, opts)
 }
 

@@ -5,10 +5,12 @@
 //! epoch check.
 //!
 //! Per function with such arrays:
-//! * prologue (after the entry block's allocas): slot = hardware thread slot;
-//!   `d = ++depth[slot]`; `g = ++gen[slot][d % 16]`; each object's header = its size;
-//!   its tagged pointer = payload | tag bits (class, d, g) — every former use of the
-//!   array sees the tagged pointer (accesses strip it: see `strip`);
+//! * prologue (after the entry block's allocas and the load of the runtime page's
+//!   address, `rtpage::base`, the function's one load of it): slot = hardware thread
+//!   slot; `d = ++depth[slot]`; `g = ++gen[slot][d % 16]` (bytes at constant offsets
+//!   from the page); each object's header = its size; its tagged pointer = payload |
+//!   tag bits (class, d, g) — every former use of the array sees the tagged pointer
+//!   (accesses strip it: see `strip`);
 //! * before every `ret`: `depth[slot] = d - 1`.
 //!
 //! Kernels of a module with such functions reset their slot's depth to 0 on entry, so
@@ -20,9 +22,7 @@ use crate::ir::{callee, instructions, mark_nocheck, opcode, uses, Ir};
 use cusafe_format::pseudo::{
     local_class, tag_bits, DEPTH_MASK, DEPTH_SHIFT, GEN_MASK, GEN_SHIFT, LOCAL_PREFIX, OUT_OF_SCOPE,
 };
-use cusafe_format::rtpage::{
-    EPOCH_DEPTH_OFFSET, EPOCH_GENS_PER_SLOT, EPOCH_GEN_OFFSET, RTPAGE_ADDR,
-};
+use cusafe_format::rtpage::{EPOCH_DEPTH_OFFSET, EPOCH_GENS_PER_SLOT, EPOCH_GEN_OFFSET};
 use inkwell::basic_block::BasicBlock;
 use inkwell::values::{BasicValue, FunctionValue, InstructionValue, IntValue, PointerValue};
 use llvm_sys::LLVMOpcode;
@@ -111,9 +111,16 @@ fn slot<'ctx>(ir: &Ir<'ctx>) -> IntValue<'ctx> {
     ir.add(ir.shl(ir.add(ir.shl(sm, ir.c64(6)), warp), ir.c64(5)), lane)
 }
 
-/// The global byte at `base + index`.
-fn byte_ptr<'ctx>(ir: &Ir<'ctx>, base: u64, index: IntValue<'ctx>) -> PointerValue<'ctx> {
-    let addr = ir.add(ir.c64(base), index);
+/// The global byte at `page + offset + index` (`page`: the runtime page's address,
+/// `rtpage::base`). The constant is added last, so that it becomes the immediate of
+/// the access's address (`[%rd+2097152]`), as cheap as the fixed address was.
+fn byte_ptr<'ctx>(
+    ir: &Ir<'ctx>,
+    page: IntValue<'ctx>,
+    offset: u64,
+    index: IntValue<'ctx>,
+) -> PointerValue<'ctx> {
+    let addr = ir.add(ir.add(page, index), ir.c64(offset));
     let p = ir.b.build_int_to_ptr(addr, ir.gptr, "");
     p.expect("positioned")
 }
@@ -141,15 +148,6 @@ fn bump<'ctx>(ir: &Ir<'ctx>, p: PointerValue<'ctx>) -> IntValue<'ctx> {
     v
 }
 
-/// The first instruction of `entry` after its allocas.
-fn first_non_alloca(entry: BasicBlock) -> InstructionValue {
-    let mut i = entry.get_first_instruction();
-    while let Some(a) = i.filter(|&a| opcode(a) == Some(LLVMOpcode::LLVMAlloca)) {
-        i = a.get_next_instruction();
-    }
-    i.expect("a block ends in a terminator")
-}
-
 /// What [`instrument`] did to a function.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct Relaid {
@@ -169,17 +167,17 @@ pub fn instrument<'ctx>(ir: &Ir<'ctx>, f: FunctionValue<'ctx>) -> Relaid {
         .iter()
         .map(|&(old, _, _)| lifetime_markers(old))
         .collect();
-    let at = first_non_alloca(entry(f));
+    let (page, at) = crate::rtpage::at_entry(ir, f);
     ir.at(at);
     let slot = slot(ir);
-    let depth_ptr = byte_ptr(ir, RTPAGE_ADDR + EPOCH_DEPTH_OFFSET, slot);
+    let depth_ptr = byte_ptr(ir, page, EPOCH_DEPTH_OFFSET, slot);
     let d = bump(ir, depth_ptr);
     let d64 = ir.int_cast(d, ir.i64);
     let gen_index = ir.add(
         ir.shl(slot, ir.c64(EPOCH_GENS_PER_SLOT.trailing_zeros().into())),
         ir.and(d64, ir.c64(EPOCH_GENS_PER_SLOT - 1)),
     );
-    let gen_ptr = byte_ptr(ir, RTPAGE_ADDR + EPOCH_GEN_OFFSET, gen_index);
+    let gen_ptr = byte_ptr(ir, page, EPOCH_GEN_OFFSET, gen_index);
     let g = bump(ir, gen_ptr);
     let g64 = ir.int_cast(g, ir.i64);
     // Epoch bits (d, g) of the tag; the pseudo bit and class are or-ed in per object.
@@ -268,8 +266,9 @@ fn lifetime_markers(alloca: InstructionValue) -> Vec<(InstructionValue, bool)> {
 
 /// Resets the epoch depth of the running thread's slot at the entry of `kernel`.
 pub fn reset_depth_at_entry<'ctx>(ir: &Ir<'ctx>, kernel: FunctionValue<'ctx>) {
-    ir.at(first_non_alloca(entry(kernel)));
-    let depth_ptr = byte_ptr(ir, RTPAGE_ADDR + EPOCH_DEPTH_OFFSET, slot(ir));
+    let (page, at) = crate::rtpage::at_entry(ir, kernel);
+    ir.at(at);
+    let depth_ptr = byte_ptr(ir, page, EPOCH_DEPTH_OFFSET, slot(ir));
     let zero = ir.i8.const_int(0, false);
     store(ir, depth_ptr, zero);
 }

@@ -163,6 +163,29 @@ pub fn uses<'ctx>(v: impl AsValueRef) -> Vec<(InstructionValue<'ctx>, u32)> {
     out
 }
 
+/// Whether anything live uses `v`: an instruction, a global's initialiser, or a
+/// constant expression that is itself so used.
+///
+/// inkwell's `get_first_use` also sees constant expressions whose own users were all
+/// deleted: LLVM keeps them (`Constant::removeDeadConstantUsers` has no C API), so a
+/// global a deleted function named through a cast still looks used.
+pub fn is_used(v: impl AsValueRef) -> bool {
+    unsafe fn live(v: LLVMValueRef) -> bool {
+        unsafe {
+            let mut u = LLVMGetFirstUse(v);
+            while !u.is_null() {
+                let user = LLVMGetUser(u);
+                if LLVMIsAConstantExpr(user).is_null() || live(user) {
+                    return true;
+                }
+                u = LLVMGetNextUse(u);
+            }
+        }
+        false
+    }
+    unsafe { live(v.as_value_ref()) }
+}
+
 /// The function named by the first operand of metadata node `node` (if it names one)
 /// and the bytes of its second (if it is a metadata string): an `!nvvm.annotations`
 /// entry such as `!{ptr @k, !"kernel", i32 1}`. `None` when it has fewer than two

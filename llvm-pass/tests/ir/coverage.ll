@@ -1,6 +1,8 @@
 ; Device edge coverage (coverage.rs, CUSAFE_PASS_COVERAGE): critical edges are split,
 ; then every block of the program's functions stores the byte 1 at
-; RTPAGE_ADDR + COVERAGE_OFFSET + id = 0x480000100000 + id (79164838248448 + id), where
+; page + COVERAGE_OFFSET + id = page + 0x100000 + id (1048576 + id), page being the
+; runtime page's address, loaded once per function at its entry from the module's
+; constant @__cusafe_rtpage (default RTPAGE_ADDR = 0x480000000000), where
 ; id = FNV-1a of ("coverage.cu", the source file name without its directories; the
 ; function's name; the block's ordinal) modulo 65536. Coverage comes before the checks:
 ; their cold paths and the device runtime get none. CUSAFE_PASS_CHECKS=0 builds the
@@ -24,7 +26,7 @@
 ; RUN: %verify %t.off.ll
 ; RUN: FileCheck %s --check-prefix=OFF < %t.off.ll
 ; RUN: FileCheck %s --check-prefix=OFF-STATS < %t.off.stats
-; RUN: %not grep -E '__cusafe|cusafe\.(start|limit|local)' %t.off.ll
+; RUN: grep -v __cusafe_rtpage %t.off.ll | %not grep -E '__cusafe|cusafe\.(start|limit|local)'
 ; RUN: %llc %t.off.ll -o %t.off.ptx
 ; RUN: %ptxas %t.off.ptx -o %t.off.cubin
 ; RUN: env CUSAFE_PASS_COVERAGE=warp CUSAFE_PASS_CHECKS=0 %opt %s -o %t.offwarp.ll
@@ -33,10 +35,10 @@
 ; Stable ids: a second run, the coverage-only build and the warp mode store the same
 ; bytes in the same order.
 ; RUN: env CUSAFE_PASS_COVERAGE=1 %opt %s -o %t.again.ll
-; RUN: grep -oE 'inttoptr \(i64 79164838[23][0-9]{5} ' %t.ll > %t.ids
-; RUN: grep -oE 'inttoptr \(i64 79164838[23][0-9]{5} ' %t.again.ll > %t.ids.again
-; RUN: grep -oE 'inttoptr \(i64 79164838[23][0-9]{5} ' %t.off.ll > %t.ids.off
-; RUN: grep -oE 'inttoptr \(i64 79164838[23][0-9]{5} ' %t.warp.ll > %t.ids.warp
+; RUN: grep -oE 'cusafe\.cov, i64 [0-9]+$' %t.ll > %t.ids
+; RUN: grep -oE 'cusafe\.cov, i64 [0-9]+$' %t.again.ll > %t.ids.again
+; RUN: grep -oE 'cusafe\.cov, i64 [0-9]+$' %t.off.ll > %t.ids.off
+; RUN: grep -oE 'cusafe\.cov, i64 [0-9]+$' %t.warp.ll > %t.ids.warp
 ; RUN: diff %t.ids %t.ids.again
 ; RUN: diff %t.ids %t.ids.off
 ; RUN: diff %t.ids %t.ids.warp
@@ -88,40 +90,57 @@ out:
 !nvvm.annotations = !{!0}
 !0 = !{ptr @k, !"kernel", i32 1}
 
+; The runtime page's address: one per module, weak, in the constant space, initialised
+; to RTPAGE_ADDR, written by the host (never folded).
+; CHECK: @__cusafe_rtpage = weak addrspace(4) externally_initialized global i64 79164837199872, align 8
 ; Block ordinals after the split: entry 0, entry.exit_crit_edge 1, body 2, exit 3.
+; The page is loaded once, at the entry; each block stores at a constant offset from it.
 ; CHECK-LABEL: define void @k(
-; CHECK: store i8 1, ptr addrspace(1) inttoptr (i64 79164838275929 to ptr addrspace(1)), align 1, !cusafe.nocheck
+; CHECK: %cusafe.rtpage = load i64, ptr addrspace(4) @__cusafe_rtpage, align 8, !invariant.load
+; CHECK-NOT: @__cusafe_rtpage
+; CHECK: %cusafe.cov = inttoptr i64 %cusafe.rtpage to ptr addrspace(1)
+; CHECK-NEXT: [[P0:%[0-9]+]] = getelementptr i8, ptr addrspace(1) %cusafe.cov, i64 1076057
+; CHECK-NEXT: store i8 1, ptr addrspace(1) [[P0]], align 1, !cusafe.nocheck
 ; CHECK-NEXT: %c = icmp sgt i32 %n, 0
 ; CHECK-NEXT: br i1 %c, label %body, label %entry.exit_crit_edge
 ; CHECK: entry.exit_crit_edge:
-; CHECK-NEXT: store i8 1, ptr addrspace(1) inttoptr (i64 79164838259696 to ptr addrspace(1))
+; CHECK-NEXT: [[P1:%[0-9]+]] = getelementptr i8, ptr addrspace(1) %cusafe.cov, i64 1059824
+; CHECK-NEXT: store i8 1, ptr addrspace(1) [[P1]]
 ; CHECK-NEXT: br label %exit
 ; CHECK: body:
-; CHECK-NEXT: store i8 1, ptr addrspace(1) inttoptr (i64 79164838254634 to ptr addrspace(1))
+; CHECK-NEXT: [[P2:%[0-9]+]] = getelementptr i8, ptr addrspace(1) %cusafe.cov, i64 1054762
+; CHECK-NEXT: store i8 1, ptr addrspace(1) [[P2]]
 ; The checks come after, and their blocks have no coverage.
 ; CHECK-NEXT: %p = getelementptr
 ; CHECK: call void %cusafe.trap
-; CHECK-NOT: store i8 1, ptr addrspace(1) inttoptr
+; CHECK-NOT: %cusafe.cov
 ; CHECK: exit:
 ; CHECK-NEXT: %r = phi i32 [ 0, %entry.exit_crit_edge ],
-; CHECK-NEXT: store i8 1, ptr addrspace(1) inttoptr (i64 79164838312099 to ptr addrspace(1))
+; CHECK-NEXT: [[P3:%[0-9]+]] = getelementptr i8, ptr addrspace(1) %cusafe.cov, i64 1112227
+; CHECK-NEXT: store i8 1, ptr addrspace(1) [[P3]]
 ; CHECK-LABEL: define void @fill(
-; CHECK: store i8 1, ptr addrspace(1) inttoptr (i64 79164838263176 to ptr addrspace(1))
+; CHECK: %cusafe.rtpage = load i64, ptr addrspace(4) @__cusafe_rtpage
+; CHECK-NEXT: %cusafe.cov = inttoptr i64 %cusafe.rtpage to ptr addrspace(1)
+; CHECK-NEXT: [[P4:%[0-9]+]] = getelementptr i8, ptr addrspace(1) %cusafe.cov, i64 1063304
+; CHECK-NEXT: store i8 1, ptr addrspace(1) [[P4]]
 ; CHECK-LABEL: define i32 @loop(
 ; CHECK: head.head_crit_edge:
-; CHECK-NEXT: store i8 1, ptr addrspace(1) inttoptr (i64 79164838271441 to ptr addrspace(1))
+; CHECK-NEXT: [[P5:%[0-9]+]] = getelementptr i8, ptr addrspace(1) %cusafe.cov, i64 1071569
+; CHECK-NEXT: store i8 1, ptr addrspace(1) [[P5]]
 ; CHECK-NEXT: br label %head
-; The device runtime, linked after, has none.
+; The device runtime, linked after, has none (it reads the page through the same global).
 ; CHECK-LABEL: define internal void @__cusafe_trap(
-; CHECK-NOT: inttoptr (i64 79164838{{[23][0-9]+}} to ptr addrspace(1))
+; CHECK-NOT: %cusafe.cov
 ; CHECK: call void @llvm.trap()
 
 ; STATS: kernel k: 2 checks {{.*}}, 4 coverage points
 ; STATS: device function fill: 1 checks {{.*}}, 1 coverage points
 ; STATS: device function loop: 0 checks {{.*}}, 4 coverage points
 
+; PTX: .weak .const .align 8 .u64 __cusafe_rtpage = 79164837199872;
 ; PTX: .entry k(
-; PTX: st.global.u8 {{.*}}
+; PTX: ld.const.u64 [[PAGE:%rd[0-9]+]], [__cusafe_rtpage];
+; PTX: st.global.u8 [[[PAGE]]+1076057], {{%rs[0-9]+}};
 
 ; WARP-LABEL: define void @k(
 ; WARP: [[M:%[0-9]+]] = call i32 @llvm.nvvm.activemask()
@@ -130,7 +149,8 @@ out:
 ; WARP-NEXT: [[LEAD:%[0-9]+]] = icmp eq i32 [[L]], [[F]]
 ; WARP-NEXT: br i1 [[LEAD]], label %[[STORE:[0-9]+]], label %[[REST:[0-9]+]]
 ; WARP: [[STORE]]:
-; WARP-NEXT: store i8 1, ptr addrspace(1) inttoptr (i64 79164838275929 to ptr addrspace(1))
+; WARP-NEXT: [[WP:%[0-9]+]] = getelementptr i8, ptr addrspace(1) %cusafe.cov, i64 1076057
+; WARP-NEXT: store i8 1, ptr addrspace(1) [[WP]]
 ; WARP-NEXT: br label %[[REST]]
 ; WARP: [[REST]]:
 ; WARP-NEXT: %c = icmp sgt i32 %n, 0
@@ -142,19 +162,24 @@ out:
 ; WARP-PTX: %laneid
 ; WARP-PTX: st.global.u8
 
+; OFF: @__cusafe_rtpage = weak addrspace(4) externally_initialized global i64 79164837199872, align 8
 ; OFF-LABEL: define void @k(ptr %a, i32 %n) {
 ; OFF-NEXT: entry:
 ; OFF-NEXT: %buf = alloca [4 x i32], align 4
-; OFF-NEXT: store i8 1, ptr addrspace(1) inttoptr (i64 79164838275929 to ptr addrspace(1))
+; OFF-NEXT: %cusafe.rtpage = load i64, ptr addrspace(4) @__cusafe_rtpage, align 8, !invariant.load
+; OFF-NEXT: %cusafe.cov = inttoptr i64 %cusafe.rtpage to ptr addrspace(1)
+; OFF-NEXT: [[O0:%[0-9]+]] = getelementptr i8, ptr addrspace(1) %cusafe.cov, i64 1076057
+; OFF-NEXT: store i8 1, ptr addrspace(1) [[O0]]
 ; OFF-NEXT: %c = icmp sgt i32 %n, 0
 ; OFF: body:
-; OFF-NEXT: store i8 1, ptr addrspace(1) inttoptr (i64 79164838254634 to ptr addrspace(1))
+; OFF-NEXT: [[O2:%[0-9]+]] = getelementptr i8, ptr addrspace(1) %cusafe.cov, i64 1054762
+; OFF-NEXT: store i8 1, ptr addrspace(1) [[O2]]
 ; OFF-NEXT: %p = getelementptr inbounds i32, ptr %a, i32 %n
 ; OFF-NEXT: %v = load i32, ptr %p, align 4
 ; OFF-NEXT: call void @fill(ptr %buf)
 ; OFF-STATS: kernel k: 0 checks {{.*}}, 4 coverage points
 ; OFF-STATS: device function fill: 0 checks {{.*}}, 1 coverage points
 
-; NONE-NOT: inttoptr (i64 79164838{{[23][0-9]+}} to ptr addrspace(1))
+; NONE-NOT: %cusafe.cov
 
 ; BAD: cusafe: error: CUSAFE_PASS_COVERAGE=yes: accepted values are 1 (a store per edge) and warp (the warp's leader stores)

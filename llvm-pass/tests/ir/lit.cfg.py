@@ -23,6 +23,9 @@ config.substitutions.append(("FileCheck", f"{llvm_bin}/FileCheck"))
 config.substitutions.append(("%not", f"{llvm_bin}/not"))
 config.substitutions.append(("%verify", f"{llvm_bin}/opt -passes=verify -disable-output"))
 config.substitutions.append(("%llvm_as", f"{llvm_bin}/llvm-as"))
+config.substitutions.append(("%llvm_link", f"{llvm_bin}/llvm-link"))
+# %llvm_o3: LLVM's full -O3 pipeline without the pass (what may run after it).
+config.substitutions.append(("%llvm_o3", f"{llvm_bin}/opt -O3 -S"))
 config.environment["CUSAFE_PASS_STATS"] = "1"
 config.environment["CUSAFE_PASS_VERIFY"] = "1"
 # Whole-compiler tests (.cu) drive the real cusafe-clang++ next to the plugin.
