@@ -44,11 +44,11 @@ fn on_device(mut r: Report, from: Option<i32>) -> Report {
 }
 
 impl Runtime {
-    /// Writes a report and counts it. When the process uses several devices, a device
-    /// report names the home device if it came without one, and a host report about a
-    /// buffer says which device the buffer is on.
+    /// Writes a report and counts it. When the process uses several devices (or one
+    /// other than device 0), a device report names the home device if it came without
+    /// one, and a host report about a buffer says which device the buffer is on.
     fn emit(&self, r: &Report) {
-        match self.heap().filter(|h| h.sides.any()) {
+        match self.heap().filter(|h| h.device != 0 || h.sides.any()) {
             Some(h) => {
                 let mut r = r.clone();
                 match &mut r.origin {
