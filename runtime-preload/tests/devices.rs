@@ -88,3 +88,10 @@ fn a_reset_second_device_frees_its_blocks_and_is_not_served_after() {
     let said = the_line_with(&r.stderr, "cusafe: warning: cudaMalloc on device 1: ");
     assert!(said.contains("a reset of device 1 destroyed"), "{r:?}");
 }
+
+#[test]
+fn a_graph_node_made_on_the_second_device_learns_its_runtime_page() {
+    let r = run(&["two_devices", "graph"], "detect_leaks=0");
+    assert_eq!((r.code, r.stderr.as_str()), (0, ""), "{r:?}");
+    assert_eq!(r.stdout, format!("rtpage dev1={DEVICE1_PAGE}\n"), "{r:?}");
+}

@@ -2,7 +2,9 @@
 //! `cudaGraphExecKernelNodeSetParams`): an instrumented kernel's node gets the
 //! launch-time windows of its arguments as they are when the node is made (the graph
 //! copies the arguments then). A block freed before a later replay keeps its window:
-//! use-after-free through a graph node's argument is not caught.
+//! use-after-free through a graph node's argument is not caught. A node made while the
+//! calling thread's device is another device the runtime serves tells the kernel's
+//! module there where that device's runtime page is (`runtime/devices.rs`).
 
 use std::ffi::c_void;
 
@@ -18,7 +20,9 @@ fn with_windows(
     let (Some(rt), Some(p)) = (runtime::get(), unsafe { params.as_ref() }) else {
         return call(params);
     };
-    match rt.windowed_args(Kernel::Stub(p.func as usize), p.kernel_params) {
+    let kernel = Kernel::Stub(p.func as usize);
+    rt.tell_page_for_node(kernel);
+    match rt.windowed_args(kernel, p.kernel_params) {
         Err(e) => e,
         Ok(None) => call(params),
         Ok(Some(mut w)) => {

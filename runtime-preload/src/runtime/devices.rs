@@ -302,31 +302,51 @@ impl Runtime {
             }
         }
         let _ctx = side.ctx.enter();
+        self.tell_page(side, kernel);
+        side.writes.order_before(stream);
+    }
+
+    /// Gives `kernel`'s module on `side` (its context current) the side's runtime page
+    /// address, once per kernel; a failure is said and the kernel keeps the home page.
+    fn tell_page(&self, side: &Side, kernel: Kernel) {
         let key = kernel.pack();
         let known = side
             .patched
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .contains_key(&key);
-        if !known {
-            let has = match self.give_page_address(side, kernel) {
-                Ok(has) => has,
-                Err(why) => {
-                    self.warn(&format!(
-                        "cannot tell a kernel on device {} where its runtime page is ({why}): \
-                         a failing check there may fault with an illegal address instead of \
-                         a report",
-                        side.device
-                    ));
-                    false
-                }
-            };
-            side.patched
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .insert(key, has);
+        if known {
+            return;
         }
-        side.writes.order_before(stream);
+        let has = match self.give_page_address(side, kernel) {
+            Ok(has) => has,
+            Err(why) => {
+                self.warn(&format!(
+                    "cannot tell a kernel on device {} where its runtime page is ({why}): it \
+                     reports through device {}'s page and shares its stack-epoch state",
+                    side.device,
+                    self.heap_device().unwrap_or(0)
+                ));
+                false
+            }
+        };
+        side.patched
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(key, has);
+    }
+
+    /// Before a graph kernel node of `kernel` is made or changed: when the calling
+    /// thread's device is a side, the kernel's module there learns the side's page now
+    /// (the graph's launches do not pass the launch hooks).
+    pub fn tell_page_for_node(&self, kernel: Kernel) {
+        let Some(h) = self.heap() else {
+            return;
+        };
+        if let Ok(Served::Side(side)) = self.launch_served(h, kernel) {
+            let _ctx = side.ctx.enter();
+            self.tell_page(side, kernel);
+        }
     }
 
     /// Writes the side's runtime page address into [`RTPAGE_SYMBOL`] of `kernel`'s
