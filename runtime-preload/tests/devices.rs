@@ -95,3 +95,20 @@ fn a_graph_node_made_on_the_second_device_learns_its_runtime_page() {
     assert_eq!((r.code, r.stderr.as_str()), (0, ""), "{r:?}");
     assert_eq!(r.stdout, format!("rtpage dev1={DEVICE1_PAGE}\n"), "{r:?}");
 }
+
+#[test]
+fn an_allocation_is_judged_against_its_own_devices_memory() {
+    // Device 0 has 1 GiB, device 1 16 GiB: 1.5 GiB fits device 1 only.
+    let r = run_env(
+        &["two_devices", "big"],
+        "halt_on_error=0:detect_leaks=0",
+        &[("FAKE_CUDA_TOTAL_MEM0", "1073741824")],
+    );
+    assert_eq!(r.stdout, "device 1: 0\ndevice 0: 2\n", "{r:?}");
+    assert_eq!(
+        r.stderr.matches("ERROR: cusafe: allocation-size-too-big").count(),
+        1,
+        "{r:?}"
+    );
+    assert!(r.stderr.contains("exceeds the device's 1073741824 bytes"), "{r:?}");
+}

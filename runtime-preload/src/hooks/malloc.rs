@@ -24,11 +24,12 @@ pub(super) fn tagged(
     size: u64,
     store: impl FnOnce(u64),
 ) -> Option<CudaError> {
-    if heap.total_mem > 0 && size > heap.total_mem {
+    let total = heap.total_mem(device);
+    if total > 0 && size > total {
         if rt.options.allocator_may_return_error {
             return None;
         }
-        rt.report(too_big(api, size, heap.total_mem));
+        rt.report(too_big(api, size, total));
         return Some(MEMORY_ALLOCATION);
     }
     if !rt.options.tagging {

@@ -50,6 +50,8 @@ pub(crate) struct Side {
     pub page: Option<(ReportPage, Mutex<PageReader>)>,
     /// Its runtime page's device address.
     pub rtpage: u64,
+    /// Its memory in bytes (0: unknown).
+    total_mem: u64,
     /// A reset destroyed its context: the device is not served any more.
     reset: AtomicBool,
     /// The home device's write generation that launches here were last ordered after.
@@ -87,6 +89,14 @@ impl Sides {
             .iter()
             .filter_map(|s| s.get()?.as_ref().ok())
             .filter(|s| !s.reset.load(Ordering::Acquire))
+    }
+
+    /// The memory of side `device` in bytes (0: unknown, or no side).
+    pub fn total_mem(&self, device: i32) -> u64 {
+        match self.tried(device) {
+            Some(Ok(s)) => s.total_mem,
+            _ => 0,
+        }
     }
 
     /// Whether any side was set up (the process uses more than one device).
@@ -152,12 +162,16 @@ impl Heap {
         rt.trace(1, || {
             format!("serving device {device} too: runtime page at {rtpage:#x}")
         });
+        let mut total_mem = 0usize;
+        // SAFETY: writes one size; 0 (no limit known) if the query fails.
+        unsafe { cu::cuDeviceTotalMem_v2(&mut total_mem, device) };
         Ok(Side {
             device,
             ctx,
             writes,
             page,
             rtpage,
+            total_mem: total_mem as u64,
             reset: AtomicBool::new(false),
             home_seen: AtomicU64::new(0),
             patched: Mutex::new(HashMap::new()),

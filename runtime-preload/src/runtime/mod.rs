@@ -122,8 +122,8 @@ pub(crate) struct Heap {
     rtpage: AtomicU64,
     /// Row alignment for pitched allocations.
     pub pitch_align: u64,
-    /// The device's memory in bytes (0: unknown).
-    pub total_mem: u64,
+    /// The home device's memory in bytes (0: unknown).
+    total_mem: u64,
     writes: Arc<HeaderStream>,
     alloc: Mutex<Allocator<VmmBackend>>,
     /// The other devices served.
@@ -149,6 +149,15 @@ impl Heap {
     ) -> Result<BlockInfo, AllocError> {
         let _ctx = self.ctx().enter();
         self.lock().alloc(size, site, device)
+    }
+
+    /// The memory of `device` in bytes (0: unknown): the home device's, or a side's.
+    pub fn total_mem(&self, device: i32) -> u64 {
+        if device == self.device {
+            self.total_mem
+        } else {
+            self.sides.total_mem(device)
+        }
     }
 
     /// Frees a tagged block (the caller waited for kernels that may use it).
