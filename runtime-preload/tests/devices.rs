@@ -106,9 +106,14 @@ fn an_allocation_is_judged_against_its_own_devices_memory() {
     );
     assert_eq!(r.stdout, "device 1: 0\ndevice 0: 2\n", "{r:?}");
     assert_eq!(
-        r.stderr.matches("ERROR: cusafe: allocation-size-too-big").count(),
+        r.stderr
+            .matches("ERROR: cusafe: allocation-size-too-big")
+            .count(),
         1,
         "{r:?}"
     );
-    assert!(r.stderr.contains("exceeds the device's 1073741824 bytes"), "{r:?}");
+    assert!(
+        r.stderr.contains("exceeds the device's 1073741824 bytes"),
+        "{r:?}"
+    );
 }
