@@ -21,8 +21,8 @@ fn with_windows(
         return call(params);
     };
     let kernel = Kernel::Stub(p.func as usize);
-    rt.tell_page_for_node(kernel);
-    match rt.windowed_args(kernel, p.kernel_params) {
+    let placed = rt.node_place(kernel);
+    match rt.windowed_args(kernel, p.kernel_params, placed.as_ref()) {
         Err(e) => e,
         Ok(None) => call(params),
         Ok(Some(mut w)) => {

@@ -26,8 +26,8 @@ pub(super) fn launch(
     let Some(rt) = runtime::get() else {
         return call(args);
     };
-    rt.before_launch(kernel, stream);
-    let e = match rt.windowed_args(kernel, args) {
+    let placed = rt.before_launch(kernel, stream);
+    let e = match rt.windowed_args(kernel, args, placed.as_ref()) {
         Err(e) => return e,
         Ok(None) => call(args),
         Ok(Some(mut w)) => call(w.as_ptr()),

@@ -20,7 +20,7 @@
 //! Not served (said once per device): a device without VMM support, and driver API
 //! contexts of a device other than the one the runtime works in there.
 
-use std::collections::HashMap;
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -56,14 +56,14 @@ pub(crate) struct Side {
     reset: AtomicBool,
     /// The home device's write generation that launches here were last ordered after.
     home_seen: AtomicU64,
-    /// Kernels ([`Kernel::pack`]) whose module here was given the page's address, with
-    /// whether the module has the symbol at all.
-    patched: Mutex<HashMap<u64, bool>>,
+    /// Kernels ([`Kernel::pack`]) whose module here was given the page's address (or
+    /// has no page symbol, or could not be given it: said once).
+    patched: Mutex<HashSet<u64>>,
 }
 
 /// The sides, by device ordinal; set once (a device that cannot be served holds why).
 pub(crate) struct Sides {
-    by_device: [OnceLock<Result<Side, String>>; MAX_DEVICES],
+    by_device: [OnceLock<Result<Side, NotServed>>; MAX_DEVICES],
     /// Held while a side is set up (its page number is the count of sides so far + 1).
     setup: Mutex<u32>,
 }
@@ -79,7 +79,7 @@ impl Default for Sides {
 
 impl Sides {
     /// `Some` once setting `device` up was tried: the side, or why it failed.
-    fn tried(&self, device: i32) -> Option<&Result<Side, String>> {
+    fn tried(&self, device: i32) -> Option<&Result<Side, NotServed>> {
         self.by_device.get(usize::try_from(device).ok()?)?.get()
     }
 
@@ -108,13 +108,14 @@ impl Sides {
 impl Heap {
     /// The side of `device`, set up in `ctx` (current) the first time; `Err` says why
     /// the device cannot be served (the same reason every time).
-    fn side_in(&self, rt: &Runtime, device: i32, ctx: Context) -> Result<&Side, String> {
+    fn side_in(&self, rt: &Runtime, device: i32, ctx: Context) -> Result<&Side, NotServed> {
         let Some(slot) = usize::try_from(device)
             .ok()
             .and_then(|d| self.sides.by_device.get(d))
         else {
-            return Err(format!(
-                "device {device} is beyond the {MAX_DEVICES} cusafe serves"
+            return Err(NotServed::device(
+                device,
+                format!("device {device} is beyond the {MAX_DEVICES} cusafe serves"),
             ));
         };
         if let Some(s) = slot.get() {
@@ -122,7 +123,9 @@ impl Heap {
         }
         let mut n = self.sides.setup.lock().unwrap_or_else(|e| e.into_inner());
         if slot.get().is_none() {
-            let made = self.make_side(rt, device, ctx, *n + 1);
+            let made = self
+                .make_side(rt, device, ctx, *n + 1)
+                .map_err(|why| NotServed::device(device, why));
             if made.is_ok() {
                 *n += 1;
             }
@@ -174,17 +177,9 @@ impl Heap {
             total_mem: total_mem as u64,
             reset: AtomicBool::new(false),
             home_seen: AtomicU64::new(0),
-            patched: Mutex::new(HashMap::new()),
+            patched: Mutex::new(HashSet::new()),
         })
     }
-}
-
-/// Why a device reset since is not served.
-fn reset_said(device: i32) -> String {
-    format!(
-        "a reset of device {device} destroyed cusafe's state there; cusafe tags memory again \
-         only in a new process"
-    )
 }
 
 /// The primary context of `device`, retained (for good: the runtime works in it).
@@ -207,25 +202,68 @@ pub(crate) enum Served<'a> {
     Side(&'a Side),
 }
 
+/// Why the runtime does not serve work on a device (said once per device).
+#[derive(Clone, Debug)]
+pub(crate) struct NotServed {
+    /// The device.
+    pub device: i32,
+    /// The work is in a context of the device other than the one the runtime works in
+    /// there (the device itself may be served).
+    pub other_context: bool,
+    /// Why, in words.
+    pub why: String,
+}
+
+impl NotServed {
+    fn device(device: i32, why: String) -> NotServed {
+        NotServed {
+            device,
+            other_context: false,
+            why,
+        }
+    }
+
+    fn other_context(device: i32) -> NotServed {
+        NotServed {
+            device,
+            other_context: true,
+            why: format!("a context of device {device} other than the one cusafe works in"),
+        }
+    }
+}
+
+/// Where a launch or an allocation goes, or why it is not served.
+pub(crate) type Placed<'a> = Result<Served<'a>, NotServed>;
+
+/// `side` unless a reset ended it.
+fn live(side: &Side) -> Placed<'_> {
+    if side.reset.load(Ordering::Acquire) {
+        return Err(NotServed::device(
+            side.device,
+            format!(
+                "a reset of device {} destroyed cusafe's state there; cusafe tags memory \
+                 again only in a new process",
+                side.device
+            ),
+        ));
+    }
+    Ok(Served::Side(side))
+}
+
 impl Runtime {
     /// Where a runtime API call on `device` (the calling thread's current device) is
-    /// served; `Err` names why it is not (said once per device by the caller).
-    pub(super) fn served_on_device<'h>(
-        &self,
-        h: &'h Heap,
-        device: i32,
-    ) -> Result<Served<'h>, String> {
+    /// served.
+    pub(super) fn served_on_device<'h>(&self, h: &'h Heap, device: i32) -> Placed<'h> {
         if device == h.device {
             return Ok(Served::Home);
         }
         match h.sides.tried(device) {
-            Some(Ok(s)) if s.reset.load(Ordering::Acquire) => return Err(reset_said(device)),
-            Some(Ok(s)) => return Ok(Served::Side(s)),
-            Some(Err(why)) => return Err(why.clone()),
+            Some(Ok(s)) => return live(s),
+            Some(Err(e)) => return Err(e.clone()),
             None => {}
         }
-        let ctx = primary_context(device)?;
-        self.side_of(h, device, ctx)
+        let ctx = primary_context(device).map_err(|why| NotServed::device(device, why))?;
+        live(h.side_in(self, device, ctx)?)
     }
 
     /// Where a driver API call in `ctx` (current; on `device`) is served.
@@ -234,28 +272,18 @@ impl Runtime {
         h: &'h Heap,
         device: i32,
         ctx: Context,
-    ) -> Result<Served<'h>, String> {
+    ) -> Placed<'h> {
         if ctx == h.ctx() {
             return Ok(Served::Home);
         }
         if device == h.device {
-            return Err(format!(
-                "a context of device {device} other than the one cusafe works in"
-            ));
+            return Err(NotServed::other_context(device));
         }
-        match self.side_of(h, device, ctx)? {
-            Served::Side(s) if s.ctx != ctx => Err(format!(
-                "a context of device {device} other than the one cusafe works in"
-            )),
-            served => Ok(served),
+        let side = h.side_in(self, device, ctx)?;
+        if side.ctx != ctx {
+            return Err(NotServed::other_context(device));
         }
-    }
-
-    fn side_of<'h>(&self, h: &'h Heap, device: i32, ctx: Context) -> Result<Served<'h>, String> {
-        match h.side_in(self, device, ctx)? {
-            s if s.reset.load(Ordering::Acquire) => Err(reset_said(device)),
-            s => Ok(Served::Side(s)),
-        }
+        live(side)
     }
 
     /// `cudaDeviceReset` (or the primary context's reset) of `device`, not the home
@@ -275,30 +303,27 @@ impl Runtime {
         h.lock().forget_device(device);
     }
 
-    /// Where a launch of `kernel` by the calling thread goes: a runtime API launch (a
-    /// host stub) asks the runtime API for its device; a driver API launch (a function
-    /// handle) goes by its current context, since the program may not load libcudart.
-    pub(super) fn launch_served<'h>(
-        &self,
-        h: &'h Heap,
-        kernel: Kernel,
-    ) -> Result<Served<'h>, String> {
-        match kernel {
-            Kernel::Stub(_) => {
-                let d = super::elsewhere::current_device()
-                    .ok_or_else(|| "the runtime API names no current device".to_string())?;
-                self.served_on_device(h, d)
-            }
-            Kernel::Function(_) => {
-                let ctx =
-                    Context::current_or_none().ok_or_else(|| "no current context".to_string())?;
-                if ctx == h.ctx() {
-                    return Ok(Served::Home);
-                }
-                let d = Context::device().map_err(|e| e.to_string())?;
-                self.served_in_context(h, d, ctx)
-            }
-        }
+    /// Where a launch of `kernel` by the calling thread goes (`None`: no heap): a
+    /// runtime API launch (a host stub) asks the runtime API for its device; a driver
+    /// API launch (a function handle) goes by its current context, since the program may
+    /// not load libcudart. Where neither answers, the home device (the launch call will
+    /// fail on its own). Asked once per launch ([`Runtime::before_launch`]).
+    pub(super) fn launch_place(&self, kernel: Kernel) -> Option<Placed<'_>> {
+        let h = self.heap()?;
+        let placed = match kernel {
+            Kernel::Stub(_) => match super::elsewhere::current_device() {
+                Some(d) => self.served_on_device(h, d),
+                None => Ok(Served::Home),
+            },
+            Kernel::Function(_) => match Context::current_or_none() {
+                Some(ctx) if ctx != h.ctx() => match Context::device() {
+                    Ok(d) => self.served_in_context(h, d, ctx),
+                    Err(_) => Ok(Served::Home),
+                },
+                _ => Ok(Served::Home),
+            },
+        };
+        Some(placed)
     }
 
     /// Before `kernel`'s launch on `side`: gives the kernel's module there the side's
@@ -323,52 +348,39 @@ impl Runtime {
     /// Gives `kernel`'s module on `side` (its context current) the side's runtime page
     /// address, once per kernel; a failure is said and the kernel keeps the home page.
     fn tell_page(&self, side: &Side, kernel: Kernel) {
-        let key = kernel.pack();
-        let known = side
-            .patched
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .contains_key(&key);
-        if known {
+        // Held through the write: another thread's launch of the kernel here waits for it.
+        let mut patched = side.patched.lock().unwrap_or_else(|e| e.into_inner());
+        if !patched.insert(kernel.pack()) {
             return;
         }
-        let has = match self.give_page_address(side, kernel) {
-            Ok(has) => has,
-            Err(why) => {
-                self.warn(&format!(
-                    "cannot tell a kernel on device {} where its runtime page is ({why}): it \
-                     reports through device {}'s page and shares its stack-epoch state",
-                    side.device,
-                    self.heap_device().unwrap_or(0)
-                ));
-                false
-            }
-        };
-        side.patched
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(key, has);
+        if let Err(why) = self.give_page_address(side, kernel) {
+            self.warn(&format!(
+                "cannot tell a kernel on device {} where its runtime page is ({why}): it \
+                 reports through device {}'s page and shares its stack-epoch state",
+                side.device,
+                self.heap_device().unwrap_or(0)
+            ));
+        }
     }
 
-    /// Before a graph kernel node of `kernel` is made or changed: when the calling
-    /// thread's device is a side, the kernel's module there learns the side's page now
-    /// (the graph's launches do not pass the launch hooks).
-    pub fn tell_page_for_node(&self, kernel: Kernel) {
-        let Some(h) = self.heap() else {
-            return;
-        };
-        if let Ok(Served::Side(side)) = self.launch_served(h, kernel) {
+    /// Where a graph kernel node of `kernel`, made or changed by the calling thread,
+    /// goes. On a side, the kernel's module there learns the side's page now (the
+    /// graph's launches do not pass the launch hooks).
+    pub fn node_place(&self, kernel: Kernel) -> Option<Placed<'_>> {
+        let placed = self.launch_place(kernel)?;
+        if let Ok(Served::Side(side)) = placed {
             let _ctx = side.ctx.enter();
             self.tell_page(side, kernel);
         }
+        Some(placed)
     }
 
     /// Writes the side's runtime page address into [`RTPAGE_SYMBOL`] of `kernel`'s
-    /// module in the side's context and waits for the write; `Ok(false)` when the module
+    /// module in the side's context and waits for the write; nothing when the module
     /// has no such symbol (not instrumented).
-    fn give_page_address(&self, side: &Side, kernel: Kernel) -> Result<bool, String> {
+    fn give_page_address(&self, side: &Side, kernel: Kernel) -> Result<(), String> {
         let Some(f) = super::windows::function(kernel) else {
-            return Ok(false);
+            return Ok(());
         };
         let mut module = std::ptr::null_mut();
         // SAFETY: writes one handle.
@@ -381,7 +393,7 @@ impl Runtime {
         // SAFETY: writes an address and a size; `name` is NUL-terminated.
         let r = unsafe { cu::cuModuleGetGlobal_v2(&mut dptr, &mut bytes, module, name.as_ptr()) };
         if r == cu::CUresult::CUDA_ERROR_NOT_FOUND {
-            return Ok(false);
+            return Ok(());
         }
         check("cuModuleGetGlobal", r).map_err(|e| e.to_string())?;
         if bytes != 8 {
@@ -394,7 +406,6 @@ impl Runtime {
         side.writes
             .fill(Fill::word(dptr + 4, (side.rtpage >> 32) as u32))
             .map_err(s)?;
-        side.writes.wait().map_err(s)?;
-        Ok(true)
+        side.writes.wait().map_err(s)
     }
 }

@@ -7,19 +7,20 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::{Heap, Kernel, Runtime};
+use super::devices::NotServed;
+use super::{Heap, Kernel, Placed, Runtime};
 use crate::cuda::driver::Context;
 use crate::cuda::real::{real, SUCCESS};
 use crate::report::demangle;
 
 /// Devices something was said about: bit `d` for device `d` (below 63), bit 63 for
-/// another context of the runtime's own device (or a device number past 62).
+/// work in a context the runtime does not work in (or a device number past 62).
 #[derive(Debug, Default)]
 pub(crate) struct SaidOnce(AtomicU64);
 
 impl SaidOnce {
-    /// Whether this is the first time for `device` (`None`: another context of the
-    /// runtime's device); marks it said.
+    /// Whether this is the first time for `device` (`None`: a context the runtime does
+    /// not work in); marks it said.
     fn first(&self, device: Option<i32>) -> bool {
         let bit = match device {
             Some(d) if (0..63).contains(&d) => 1u64 << d,
@@ -29,12 +30,18 @@ impl SaidOnce {
     }
 }
 
-/// "on device D", or "in another context of a device".
-fn place(device: Option<i32>) -> String {
-    match device {
-        Some(d) => format!("on device {d}"),
-        None => "in a context cusafe does not work in".to_string(),
+/// "on device D", or "in a context cusafe does not work in".
+fn place(not: &NotServed) -> String {
+    if not.other_context {
+        "in a context cusafe does not work in".to_string()
+    } else {
+        format!("on device {}", not.device)
     }
+}
+
+/// The key a warning is said once under: the device, or none for another context.
+fn said_key(not: &NotServed) -> Option<i32> {
+    (!not.other_context).then_some(not.device)
 }
 
 /// The calling thread's current device as the runtime API sees it (only from runtime
@@ -46,11 +53,6 @@ pub(super) fn current_device() -> Option<i32> {
     (e == SUCCESS).then_some(d)
 }
 
-/// Whether `why` says the work is in another context (not that the device failed).
-fn other_context(why: &str) -> bool {
-    why.contains("other than the one cusafe works in")
-}
-
 impl Runtime {
     /// The heap and the device for an allocation call `api` on the calling thread's
     /// current device; on a device that cannot be served the allocation passes through
@@ -58,13 +60,7 @@ impl Runtime {
     pub fn heap_to_allocate(&self, api: &str) -> Option<(&Heap, i32)> {
         let h = self.heap()?;
         let d = current_device()?;
-        match self.served_on_device(h, d) {
-            Ok(_) => Some((h, d)),
-            Err(why) => {
-                self.say_untagged(api, Some(d), &why);
-                None
-            }
-        }
+        self.allocate_where(api, h, d, self.served_on_device(h, d))
     }
 
     /// The heap and the device for a driver API allocation call `api` in `ctx`
@@ -76,45 +72,39 @@ impl Runtime {
             return Some((h, h.device));
         }
         let d = Context::device().ok()?;
-        match self.served_in_context(h, d, ctx) {
-            Ok(_) => Some((h, d)),
-            Err(why) => {
-                let key = (!other_context(&why)).then_some(d);
-                self.say_untagged(api, key, &why);
-                None
-            }
-        }
+        self.allocate_where(api, h, d, self.served_in_context(h, d, ctx))
     }
 
-    /// Warns, once per device, that allocations there are not tagged and so not checked.
-    fn say_untagged(&self, api: &str, device: Option<i32>, why: &str) {
-        if !self.untagged_said.first(device) {
-            return;
+    /// `(h, device)` when `placed` is served; else says, once per device, that
+    /// allocations there are not tagged and so not checked.
+    fn allocate_where<'h>(
+        &self,
+        api: &str,
+        h: &'h Heap,
+        device: i32,
+        placed: Placed,
+    ) -> Option<(&'h Heap, i32)> {
+        let not = match placed {
+            Ok(_) => return Some((h, device)),
+            Err(not) => not,
+        };
+        if self.untagged_said.first(said_key(&not)) {
+            self.warn(&format!(
+                "{api} {}: cusafe cannot tag memory there ({}), so this and later \
+                 allocations there are not checked for overflows or use after free; allocate \
+                 in each device's primary context (what the CUDA runtime API uses), or run \
+                 one process per device (CUDA_VISIBLE_DEVICES=N)",
+                place(&not),
+                not.why
+            ));
         }
-        self.warn(&format!(
-            "{api} {}: cusafe cannot tag memory there ({why}), so this and later \
-             allocations there are not checked for overflows or use after free; allocate in \
-             each device's primary context (what the CUDA runtime API uses), or run one \
-             process per device (CUDA_VISIBLE_DEVICES=N)",
-            place(device)
-        ));
+        None
     }
 
-    /// Before the launch of instrumented `kernel`: warns, once per device, when the
-    /// calling thread launches where the runtime does not serve.
-    pub fn note_launch_device(&self, kernel: Kernel) {
-        let Some(h) = self.heap() else {
-            return;
-        };
-        let Err(why) = self.launch_served(h, kernel) else {
-            return;
-        };
-        let device = match kernel {
-            Kernel::Stub(_) => current_device(),
-            Kernel::Function(_) => Context::device().ok(),
-        };
-        let key = device.filter(|_| !other_context(&why));
-        if !self.launch_said.first(key) {
+    /// Before the launch of instrumented `kernel` where the runtime does not serve
+    /// (`not`): warns, once per device.
+    pub fn note_launch_device(&self, kernel: Kernel, not: &NotServed) {
+        if !self.launch_said.first(said_key(not)) {
             return;
         }
         let name = self
@@ -122,14 +112,12 @@ impl Runtime {
             .name(kernel)
             .map_or_else(|| "an instrumented kernel".to_string(), |n| demangle(&n));
         self.warn(&format!(
-            "{name} launched {}: cusafe does not serve it ({why}), so a failing check or a \
+            "{name} launched {}: cusafe does not serve it ({}), so a failing check or a \
              tracked local there may fault with an illegal address instead of a report, and \
              memory there is not checked; launch in each device's primary context (what the \
              CUDA runtime API uses), or run one process per device (CUDA_VISIBLE_DEVICES=N)",
-            device.map_or_else(
-                || "in a context cusafe does not work in".to_string(),
-                |d| format!("on device {d}")
-            )
+            place(not),
+            not.why
         ));
     }
 }

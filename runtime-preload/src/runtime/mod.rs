@@ -52,6 +52,7 @@ mod stack;
 mod start;
 mod windows;
 
+pub(crate) use devices::Placed;
 pub(crate) use resources::OUT_OF_RESOURCES;
 pub(crate) use windows::Kernel;
 
@@ -377,14 +378,14 @@ impl Runtime {
 
     /// Notes the launch of `kernel` and orders the runtime's pending header writes
     /// before it on `stream` (on another device served, the kernel's module is first
-    /// told where that device's runtime page is). The launch is counted by
+    /// told where that device's runtime page is). Returns where the launch goes, for
+    /// [`Runtime::windowed_args`] (`None`: no heap). The launch is counted by
     /// [`Runtime::launched`] once made.
-    pub fn before_launch(&self, kernel: Kernel, stream: usize) {
+    pub fn before_launch(&self, kernel: Kernel, stream: usize) -> Option<devices::Placed<'_>> {
         self.last_kernel.store(kernel.pack(), Ordering::Relaxed);
-        let Some(h) = self.heap() else {
-            return;
-        };
-        match self.launch_served(h, kernel) {
+        let h = self.heap()?;
+        let placed = self.launch_place(kernel)?;
+        match placed {
             Ok(devices::Served::Home) => {
                 let _ctx = h.ctx().enter();
                 h.writes.order_before(stream);
@@ -393,6 +394,7 @@ impl Runtime {
             // Said at the launch of an instrumented kernel (`note_launch_device`).
             Err(_) => {}
         }
+        Some(placed)
     }
 
     /// Counts a launch of `kernel` after the launch call returned. Not before: a

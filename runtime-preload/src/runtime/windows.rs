@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use cudarc::driver::sys as cu;
 use cusafe_format::launch::{launch_bounds, Layout};
 
-use super::Runtime;
+use super::{Placed, Runtime};
 use crate::cuda::driver::reachable;
 use crate::cuda::kernels;
 use crate::cuda::real::{real, CudaError, SUCCESS};
@@ -149,16 +149,20 @@ impl Drop for WindowedArgs {
 impl Runtime {
     /// The arguments to launch `kernel` with: `Ok(None)` for the program's own (the
     /// kernel takes no windows), else the program's and the windows. `Err`: the code the
-    /// hook returns instead of launching, after saying why.
+    /// hook returns instead of launching, after saying why. `placed`: where the launch
+    /// goes ([`Runtime::before_launch`], [`Runtime::node_place`]).
     pub fn windowed_args(
         &self,
         kernel: Kernel,
         args: *mut *mut c_void,
+        placed: Option<&Placed>,
     ) -> Result<Option<WindowedArgs>, CudaError> {
         let Some(layout) = self.layout(kernel)? else {
             return Ok(None);
         };
-        self.note_launch_device(kernel);
+        if let Some(Err(not)) = placed {
+            self.note_launch_device(kernel, not);
+        }
         if args.is_null() {
             self.refuse(
                 "an instrumented kernel was launched with no argument array; arguments \
