@@ -180,24 +180,28 @@ pub fn run_linked(args: &[&str], options: &str) -> Run {
 /// Runs the driver-API program (`driver_app HOW SCENARIO`; HOW `linked` runs the copy
 /// linked with libcuda), with the runtime preloaded or not.
 pub fn run_driver_app(how: &str, scenario: &str, preload: bool, options: &str) -> Run {
-    let f = fixtures();
-    let exe = if how == "linked" {
-        &f.driver_app_linked
-    } else {
-        &f.driver_app
-    };
-    run_program(exe, preload, &[how, scenario], options, &[])
+    driver_app(how, scenario, preload, options, &[])
 }
 
 /// [`run_driver_app`] with the runtime preloaded and extra environment variables.
 pub fn run_driver_app_env(how: &str, scenario: &str, options: &str, env: &[(&str, &str)]) -> Run {
+    driver_app(how, scenario, true, options, env)
+}
+
+fn driver_app(
+    how: &str,
+    scenario: &str,
+    preload: bool,
+    options: &str,
+    env: &[(&str, &str)],
+) -> Run {
     let f = fixtures();
     let exe = if how == "linked" {
         &f.driver_app_linked
     } else {
         &f.driver_app
     };
-    run_program(exe, true, &[how, scenario], options, env)
+    run_program(exe, preload, &[how, scenario], options, env)
 }
 
 /// Runs `scenario ARGS` without the runtime (the fake CUDA alone).
