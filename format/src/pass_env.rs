@@ -12,6 +12,8 @@ pub const CHECKS: &str = "CUSAFE_PASS_CHECKS";
 pub const OPT: &str = "CUSAFE_PASS_OPT";
 /// `0`: no launch-time bounds for kernels.
 pub const LAUNCH_BOUNDS: &str = "CUSAFE_PASS_LAUNCH_BOUNDS";
+/// `0`: no deferred branches (every check branches before its access).
+pub const DEFER: &str = "CUSAFE_PASS_DEFER";
 /// `0`: cold paths stay calls (the IR tests read them so).
 pub const INLINE_COLD: &str = "CUSAFE_PASS_INLINE_COLD";
 /// `1`: cold paths that go on after a report; `skip`: and skip every failing access.

@@ -25,7 +25,8 @@
 
 use crate::classify::{ObjSize, Object};
 use crate::collect::{Access, Len, Range, Target};
-use crate::elim::plan::{Anchor, CheckPlan, LoopCheck, Plan, RangeId, Unit};
+use crate::elim::defer::SINK_BYTES;
+use crate::elim::plan::{Anchor, CheckPlan, Flush, LoopCheck, Plan, RangeId, Unit};
 use crate::elim::ColdPaths;
 use crate::ir::{addr_space, space, Ir, AS_GLOBAL};
 use crate::launch::{RootPart, Windows};
@@ -41,8 +42,8 @@ use inkwell::builder::Builder;
 use inkwell::module::Linkage;
 use inkwell::types::{BasicTypeEnum, FunctionType};
 use inkwell::values::{
-    BasicMetadataValueEnum, BasicValue, BasicValueEnum, FunctionValue, InstructionValue, IntValue,
-    PointerValue,
+    BasicMetadataValueEnum, BasicValue, BasicValueEnum, FunctionValue, InstructionOpcode,
+    InstructionValue, IntValue, PointerValue,
 };
 use inkwell::{InlineAsmDialect, IntPredicate};
 use std::cell::RefCell;
@@ -75,6 +76,23 @@ pub struct FnEmit<'a, 'ctx> {
     accesses: &'a [Access<'ctx>],
     /// The plan for `accesses`.
     plan: &'a Plan<'ctx>,
+    /// Deferred checks built and not yet flushed.
+    deferred: HashMap<RangeId, Deferred<'ctx>>,
+    /// Which of the plan's flushes were emitted.
+    flushed: Vec<bool>,
+}
+
+/// A deferred check (`elim::defer`) built at its access, waiting for its flush: what the
+/// flush's cold path reports if it failed.
+struct Deferred<'ctx> {
+    /// The access.
+    inst: InstructionValue<'ctx>,
+    /// Its range.
+    range: Range<'ctx>,
+    /// The verdict built at the access.
+    verdict: Verdict<'ctx>,
+    /// The access length, as i64.
+    len: IntValue<'ctx>,
 }
 
 impl<'a, 'ctx> FnEmit<'a, 'ctx> {
@@ -97,6 +115,8 @@ impl<'a, 'ctx> FnEmit<'a, 'ctx> {
             func,
             accesses,
             plan,
+            deferred: HashMap::new(),
+            flushed: vec![false; plan.flushes.len()],
         }
     }
 }
@@ -121,6 +141,12 @@ pub const FAIL_FN: &str = "__cusafe_fail";
 /// The device runtime's cold path for roots that are no pseudo-pointer in trap-mode
 /// builds (the default): an out-of-line call that reports and never returns.
 pub const TRAP_FN: &str = "__cusafe_trap";
+
+/// Where deferred heap loads that failed read (`Checker::sink`): constant zeros.
+pub const LOAD_SINK: &str = "__cusafe_sink_load";
+
+/// Where deferred heap stores that failed write (`Checker::sink`).
+pub const STORE_SINK: &str = "__cusafe_sink_store";
 
 /// The global through which trap-mode cold paths call [`TRAP_FN`].
 pub const TRAP_SLOT: &str = "__cusafe_trap_slot";
@@ -215,6 +241,12 @@ impl<'ctx> Checker<'ctx> {
         let (ir, accesses, plan) = (e.ir, e.accesses, e.plan);
         let acc = &accesses[index];
         let plans = &plan.plans[index];
+        // Deferred checks before this access flush before its own checks.
+        for (k, f) in plan.flushes.iter().enumerate() {
+            if f.at_access && f.before == acc.inst {
+                self.flush(e, k, f);
+            }
+        }
         // The checks this access emits, each a batch: a batch's first range emits the
         // whole batch; a single check and a neighbouring group (not batched) are their
         // own. Ranges another access's check covers emit nothing here.
@@ -255,12 +287,30 @@ impl<'ctx> Checker<'ctx> {
             .expect("an access is no terminator");
         let cont = ir.split_before(next);
         let mut skipped_from = Vec::new();
+        let mut sunk = Vec::new();
         for (k, units) in emits {
             let r = &acc.ranges[k];
             let id = RangeId {
                 access: index,
                 range: k,
             };
+            if plan.deferred.contains(&id) {
+                ir.at(acc.inst);
+                let (verdict, len) = self.verdict(e, r, units[0].plan.anchor());
+                sunk.push((r.operand, verdict.bad, r.clone()));
+                let range = r.clone();
+                let inst = acc.inst;
+                e.deferred.insert(
+                    id,
+                    Deferred {
+                        inst,
+                        range,
+                        verdict,
+                        len,
+                    },
+                );
+                continue;
+            }
             let hoisted = plan.verdicts_at.get(&id).copied();
             let (CheckPlan::Check(anchor), None) = (plans[k], hoisted) else {
                 self.emit_batch(e, &units, hoisted);
@@ -298,6 +348,24 @@ impl<'ctx> Checker<'ctx> {
                 resolve_ptr(e.replaced, r.root),
             );
         }
+        // A deferred check's access goes to a sink when its verdict failed.
+        for (operand, bad, r) in sunk {
+            let addr = crate::sys::operand(acc.inst, operand)
+                .expect("an access's address")
+                .into_pointer_value();
+            ir.at(acc.inst);
+            let sink = self.sink(
+                ir,
+                &r,
+                addr,
+                acc.inst.get_opcode() == InstructionOpcode::Store,
+            );
+            let s = ir.b.build_select(bad, sink, addr, "cusafe.sunk");
+            let set = acc
+                .inst
+                .set_operand(operand, s.expect("positioned").into_pointer_value());
+            debug_assert!(set, "an operand of the access");
+        }
         // A value the program uses (not a store's) is the access's, or zero where it
         // was skipped.
         let Ok(ty) = BasicTypeEnum::try_from(access.get_type()) else {
@@ -320,6 +388,84 @@ impl<'ctx> Checker<'ctx> {
             );
             phi.add_incoming(&incoming);
         }
+    }
+
+    /// Emits the flushes of `e`'s plan not emitted with an access (before calls and
+    /// terminators); run after every access is instrumented, before the loop checks.
+    pub fn emit_flushes(&self, e: &mut FnEmit<'_, 'ctx>) {
+        let plan = e.plan;
+        for (k, f) in plan.flushes.iter().enumerate() {
+            self.flush(e, k, f);
+        }
+    }
+
+    /// Emits flush `k` (`f`) unless it was: one branch on the or of its members'
+    /// verdicts, right before `f.before`, whose cold path reports the first member that
+    /// failed, in program order, with that member's own values.
+    fn flush(&self, e: &mut FnEmit<'_, 'ctx>, k: usize, f: &Flush<'ctx>) {
+        if std::mem::replace(&mut e.flushed[k], true) {
+            return;
+        }
+        let ir = e.ir;
+        let members: Vec<Deferred> = f
+            .members
+            .iter()
+            .map(|id| {
+                e.deferred
+                    .remove(id)
+                    .expect("a deferred check is built before its flush")
+            })
+            .collect();
+        ir.at(f.before);
+        let bad = members
+            .iter()
+            .map(|d| d.verdict.bad)
+            .reduce(|a, b| ir.or(a, b))
+            .expect("a flush has members");
+        let term = ir.split_if_then(bad, f.before);
+        for d in members {
+            ir.at(term);
+            let report = ir.split_if_then(d.verdict.bad, term);
+            ir.at(report);
+            let root = d.range.root;
+            self.cold_call(e, d.inst, &d.range, root, &d.verdict, d.len);
+        }
+    }
+
+    /// Where a deferred access of range `r` through `addr` goes when its verdict failed:
+    /// the start of its own object, or for the heap a module sink of [`SINK_BYTES`]
+    /// bytes, read-only zeros for loads (a constant, so `ld.global.nc` is kept) and
+    /// another for stores (`store`); in `addr`'s address space.
+    fn sink(
+        &self,
+        ir: &Ir<'ctx>,
+        r: &Range<'ctx>,
+        addr: PointerValue<'ctx>,
+        store: bool,
+    ) -> PointerValue<'ctx> {
+        let base = match r.target {
+            Target::Object(_) => r.root,
+            Target::Heap => {
+                let name = if store { STORE_SINK } else { LOAD_SINK };
+                let m = ir.module();
+                let g = m.get_global(name).unwrap_or_else(|| {
+                    let ty = ir.i8.array_type(SINK_BYTES as u32);
+                    let g = m.add_global(ty, Some(space(AS_GLOBAL)), name);
+                    g.set_initializer(&ty.const_zero());
+                    g.set_constant(!store);
+                    g.set_linkage(Linkage::Internal);
+                    g.set_alignment(SINK_BYTES as u32);
+                    g
+                });
+                g.as_pointer_value()
+            }
+        };
+        if base.get_type() == addr.get_type() {
+            return base;
+        }
+        let cast =
+            ir.b.build_address_space_cast(base, addr.get_type(), "cusafe.sink");
+        cast.expect("positioned")
     }
 
     /// Emits the check of a loop range (`elim::plan::LoopCheck`) before the preheader's

@@ -217,6 +217,7 @@ fn instrument_module(ir: &Ir, opts: &PassOptions) -> Result<(), String> {
         for &i in &plan.order {
             checker.instrument(&mut emit, i);
         }
+        checker.emit_flushes(&mut emit);
         for lc in &plan.loop_checks {
             checker.emit_loop_check(&mut emit, lc);
         }

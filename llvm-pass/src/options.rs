@@ -54,6 +54,12 @@ const LAUNCH_BOUNDS: Switch = Switch {
     default: true,
     what: "0 gives kernels no bounds at launch",
 };
+/// `CUSAFE_PASS_DEFER`: deferred branches (`elim::defer`).
+const DEFER: Switch = Switch {
+    name: pass_env::DEFER,
+    default: true,
+    what: "0 gives every check its branch before its access",
+};
 /// `CUSAFE_PASS_INLINE_COLD`: inlined cold paths.
 const INLINE_COLD: Switch = Switch {
     name: pass_env::INLINE_COLD,
@@ -97,6 +103,9 @@ pub struct PassOptions {
     /// Launch-time bounds for kernels (`CUSAFE_PASS_LAUNCH_BOUNDS`, on by default;
     /// they also need the checks and check elimination: [`Self::launch_windows`]).
     pub launch_bounds: bool,
+    /// Deferred branches (`CUSAFE_PASS_DEFER`, on by default; trap-mode builds with
+    /// check elimination only: `elim::defer`).
+    pub defer: bool,
     /// Cold paths inlined (`CUSAFE_PASS_INLINE_COLD`, on by default; the IR tests turn
     /// it off to read the checks as calls).
     pub inline_cold: bool,
@@ -140,6 +149,7 @@ impl PassOptions {
         let (stats, verify, checks) = (on(STATS)?, on(VERIFY)?, on(CHECKS)?);
         let (optimise, launch_bounds, inline_cold) =
             (on(OPT)?, on(LAUNCH_BOUNDS)?, on(INLINE_COLD)?);
+        let defer = on(DEFER)?;
         let recover = match on(RECOVER)? {
             false => Recover::Off,
             true if get(RECOVER.name).is_some_and(|v| v == "skip") => Recover::Skip,
@@ -151,6 +161,7 @@ impl PassOptions {
             checks,
             optimise,
             launch_bounds,
+            defer,
             inline_cold,
             recover,
             coverage: coverage_mode(get(pass_env::COVERAGE))?,
@@ -171,12 +182,13 @@ impl PassOptions {
 
 /// The `CUSAFE_PASS_*` variables the pass reads, and `CUSAFE_PASS_PLUGIN` (where
 /// `cusafe-clang++` finds the pass).
-const KNOWN: [&str; 9] = [
+const KNOWN: [&str; 10] = [
     pass_env::STATS,
     pass_env::VERIFY,
     pass_env::CHECKS,
     pass_env::OPT,
     pass_env::LAUNCH_BOUNDS,
+    pass_env::DEFER,
     pass_env::INLINE_COLD,
     pass_env::RECOVER,
     pass_env::COVERAGE,

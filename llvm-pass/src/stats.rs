@@ -40,6 +40,8 @@ pub struct Stats {
     pub batched: u32,
     /// Branches whose verdicts are built in a loop preheader (loop-invariant inputs).
     pub invariant: u32,
+    /// Checks whose branch is deferred to a flush later in their block (`elim::defer`).
+    pub deferred: u32,
     /// Device coverage points (blocks storing their edge's byte, `CUSAFE_PASS_COVERAGE`).
     pub coverage: u32,
 }
@@ -57,6 +59,7 @@ impl Stats {
             loop_ranges: plan.loop_checks.len() as u32,
             batched: plan.batched,
             invariant: plan.verdicts_at.len() as u32,
+            deferred: plan.deferred.len() as u32,
             proven: found.proven + plan.proven,
             unknown: found.unknown,
             unknown_intrinsics: found.unknown_intrinsics,
@@ -99,8 +102,8 @@ impl Stats {
     /// The stats line for function `name` (`kind` is "kernel" or "device function").
     pub fn line(&self, kind: &str, name: &str) -> String {
         format!(
-            "cusafe: {kind} {name}: {} checks ({} loads, {} stores, {} atomics, {} ranges; {} against known objects), {} arithmetic rules, {} proven in bounds, {} removed (dominated), {} merged (neighbouring), {} loop ranges (one check per loop, in the preheader), {} batched (sharing a branch), {} hoisted (loop header loads), {} header loads shared, {} unchecked (constant address or unknown size), {} intrinsic accesses unchecked, {} loop-invariant verdicts (built in a preheader), {} coverage points",
-            self.checks(), self.loads, self.stores, self.atomics, self.ranges, self.objects, self.arith, self.proven, self.removed, self.merged, self.loop_ranges, self.batched, self.hoisted, self.shared, self.unknown, self.unknown_intrinsics, self.invariant, self.coverage
+            "cusafe: {kind} {name}: {} checks ({} loads, {} stores, {} atomics, {} ranges; {} against known objects), {} arithmetic rules, {} proven in bounds, {} removed (dominated), {} merged (neighbouring), {} loop ranges (one check per loop, in the preheader), {} batched (sharing a branch), {} hoisted (loop header loads), {} header loads shared, {} unchecked (constant address or unknown size), {} intrinsic accesses unchecked, {} loop-invariant verdicts (built in a preheader), {} deferred (branch later in the block), {} coverage points",
+            self.checks(), self.loads, self.stores, self.atomics, self.ranges, self.objects, self.arith, self.proven, self.removed, self.merged, self.loop_ranges, self.batched, self.hoisted, self.shared, self.unknown, self.unknown_intrinsics, self.invariant, self.deferred, self.coverage
         )
     }
 }

@@ -53,15 +53,21 @@
 //!
 //! `CUSAFE_PASS_OPT=0` turns all of it off (the perf suite's ablation build).
 //!
+//! * **Deferred branches** (`defer`, trap-mode builds): a single check of a plain load
+//!   or store does not branch at its access; a failing access goes to a sink instead,
+//!   and one branch later in the block (before the next call, branching check or the
+//!   terminator) reports the first member that failed.
+//!
 //! This module is the planner (`plan()`); the plan it hands the emitter (`check.rs`) is
 //! made of the `plan` module's types, which build no IR. The steps after the first pass
 //! over the accesses are modules of their own, each over the plan's types only: `stride`
-//! and `hull` (groups), `batch` (the last); `join` holds what they share (when checks
+//! and `hull` (groups), `batch`, then `defer` (the last); `join` holds what they share (when checks
 //! can become one), `cold` which checks can skip their access (decided here, used by
 //! the emitter too).
 
 mod batch;
 mod cold;
+pub mod defer;
 mod hull;
 mod join;
 pub mod plan;
@@ -387,6 +393,9 @@ pub fn plan<'ctx>(
         batch::form(cfg, accesses, &mut plan);
         if !opts.recover_build() {
             hoist_verdicts(cfg, accesses, &mut plan);
+            if opts.defer {
+                defer::form(accesses, cold, &mut plan);
+            }
         }
     }
     plan

@@ -7,7 +7,7 @@ use crate::collect::{Access, Range};
 use crate::remat::Remat;
 use inkwell::types::BasicTypeEnum;
 use inkwell::values::{BasicValueEnum, InstructionValue, IntValue, PointerValue};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// One range of one access: `accesses[access].ranges[range]`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -287,6 +287,26 @@ pub struct Plan<'ctx> {
     /// terminator), by the range that emits them: a batch's first unit, or a check or
     /// group leader of its own.
     pub verdicts_at: HashMap<RangeId, InstructionValue<'ctx>>,
+    /// Checks whose branch is deferred (`defer`): their access goes to a sink when the
+    /// verdict fails, and a later flush branches to the report.
+    pub deferred: HashSet<RangeId>,
+    /// Where the deferred checks branch, in program order.
+    pub flushes: Vec<Flush<'ctx>>,
+}
+
+/// One branch for deferred checks (`defer`): the or of their verdicts, taken right
+/// before `before` (the next call that may stop the thread, the next check that
+/// branches, or the block's terminator); its cold path reports the first member that
+/// failed, in program order.
+#[derive(Debug, Clone)]
+pub struct Flush<'ctx> {
+    /// The instruction the branch goes before.
+    pub before: InstructionValue<'ctx>,
+    /// Whether `before` is an access whose own checks are emitted with it (the flush
+    /// then goes before them).
+    pub at_access: bool,
+    /// The deferred checks, in program order.
+    pub members: Vec<RangeId>,
 }
 
 impl<'ctx> Plan<'ctx> {

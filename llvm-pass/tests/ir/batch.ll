@@ -40,12 +40,13 @@ define void @two_roots(ptr %a, ptr %b, i64 %i) {
 
 ; A call between two checks: it may not return, so the store keeps its own branch
 ; (reporting it before the call would report an access the program may never make).
+; Both checks are deferred (defer.ll): the load's branch comes before the call.
 ; CHECK-LABEL: define void @call_between(
-; CHECK: br i1 {{.*}}!prof
 ; CHECK: load float
-; CHECK: call void @opaque()
 ; CHECK: br i1 {{.*}}!prof
+; CHECK: call void @opaque()
 ; CHECK: store float
+; CHECK: br i1 {{.*}}!prof
 ; STATS: kernel call_between: 2 checks {{.*}} 0 batched (sharing a branch)
 define void @call_between(ptr %a, ptr %b, i64 %i) {
   %p = getelementptr inbounds float, ptr %a, i64 %i

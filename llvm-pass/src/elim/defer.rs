@@ -1,0 +1,198 @@
+//! Deferred branches, a trap-mode step after batches: a check's branch to its report
+//! splits the block before its access, and ptxas schedules no load across a branch, so
+//! a block of checked loads and stores waits for each memory latency in turn (nw's tile
+//! loads: three in a row where the plain build waits once).
+//!
+//! A deferred check computes its verdict at its access as before, but does not branch
+//! there: the access's address becomes `verdict ? sink : address`, and one *flush* later
+//! in the block branches on the or of the verdicts pending since the last flush. Its cold
+//! path looks at the members in program order and reports the first that failed, with
+//! that access's own site, address and bounds (the values the fast path computed).
+//! A failed access therefore never touches memory outside its bounds: a load reads
+//! zeros from a read-only sink (or the start of its own object), a store writes to a
+//! write-only sink (or the start of its own object, which a trap-mode build never
+//! reads again: the launch ends at the flush).
+//!
+//! A flush goes right before the first of these after a deferred check:
+//! * a call that may stop the thread (anything but an intrinsic): what runs after a
+//!   failed access and before the report stays inside the thread's own registers and
+//!   the sinks;
+//! * an access whose check branches (a group, a batch, a check not deferred): a report
+//!   is always the first failing access in program order;
+//! * the block's terminator: no loop trip and no path starts with a verdict pending.
+//!
+//! Deferred are single checks (no group, batch or loop-invariant verdict) of a plain
+//! load or store of at most [`SINK_BYTES`] bytes, in the global, generic or shared space,
+//! against the heap or a `__shared__` or `__device__` object at least as large as the
+//! access, in trap-mode builds only (a recover build reports and goes on at the access).
+//! Not deferred:
+//! * loads of pointers: a zero read from the sink could be a later check's root in the
+//!   same region, whose header load would then read address zero's block;
+//! * loads through a `__restrict__` read-only kernel parameter: the sink, another
+//!   underlying object, would take the load off the non-coherent path (`ld.global.nc`);
+//! * volatile accesses, atomics and memory intrinsics;
+//! * checks whose cold path may return (pseudo-pointer roots: `__cusafe_slow` decides).
+
+use super::join::may_stop;
+use super::plan::{CheckPlan, Flush, Plan, RangeId};
+use super::ColdPaths;
+use crate::classify::{strip_pointer_casts, ObjSize};
+use crate::collect::{Access, Len, Range, Target};
+use crate::ir::{callee, opcode, AS_GENERIC, AS_GLOBAL, AS_SHARED};
+use crate::sys::{addr_space, param_parent};
+use cusafe_format::report::{ACCESS_ATOMIC, ACCESS_RANGE, OBJECT_GLOBAL_VAR, OBJECT_SHARED};
+use inkwell::attributes::{Attribute, AttributeLoc};
+use inkwell::types::AnyTypeEnum;
+use inkwell::values::{AsValueRef, InstructionOpcode, InstructionValue, PointerValue};
+use llvm_sys::LLVMOpcode;
+use std::collections::HashMap;
+
+/// The largest access a sink takes, in bytes (each sink is this large).
+pub const SINK_BYTES: u64 = 64;
+
+/// What an access does at its place in its block.
+enum Kind {
+    /// Its checks are deferred (these ranges).
+    Deferred(Vec<RangeId>),
+    /// One of its checks branches at the access.
+    Branches,
+    /// It emits no check (proven, covered, or a later member of a group or batch).
+    Quiet,
+}
+
+/// Defers what can be deferred in a planned function and places the flushes (see the
+/// module doc). `cold` says which checks' cold paths may return.
+pub fn form<'ctx>(accesses: &[Access<'ctx>], cold: &ColdPaths, plan: &mut Plan<'ctx>) {
+    let Some(func) = accesses
+        .first()
+        .and_then(|a| a.inst.get_parent())
+        .and_then(|bb| bb.get_parent())
+    else {
+        return;
+    };
+    let at: HashMap<InstructionValue, usize> = accesses
+        .iter()
+        .enumerate()
+        .map(|(i, a)| (a.inst, i))
+        .collect();
+    for bb in func.get_basic_blocks() {
+        let mut pending: Vec<RangeId> = Vec::new();
+        let mut next = bb.get_first_instruction();
+        while let Some(inst) = next {
+            next = inst.get_next_instruction();
+            let flush_here = match at.get(&inst) {
+                Some(&i) => match kind(i, &accesses[i], cold, plan) {
+                    Kind::Deferred(ids) => {
+                        plan.deferred.extend(ids.iter().copied());
+                        pending.extend(ids);
+                        continue;
+                    }
+                    Kind::Branches => Some(true),
+                    Kind::Quiet => None,
+                },
+                None if inst.is_terminator() || stops(inst) => Some(false),
+                None => None,
+            };
+            if let Some(at_access) = flush_here.filter(|_| !pending.is_empty()) {
+                plan.flushes.push(Flush {
+                    before: inst,
+                    at_access,
+                    members: std::mem::take(&mut pending),
+                });
+            }
+        }
+    }
+}
+
+/// Whether `inst` is a call that may stop the thread (or leave instrumented code).
+fn stops(inst: InstructionValue) -> bool {
+    opcode(inst) == Some(LLVMOpcode::LLVMCall) && callee(inst).is_none_or(may_stop)
+}
+
+/// What access `i` does at its place (see [`Kind`]).
+fn kind<'ctx>(i: usize, acc: &Access<'ctx>, cold: &ColdPaths, plan: &Plan<'ctx>) -> Kind {
+    let emitting: Vec<(RangeId, &Range)> = RangeId::all(i, acc)
+        .filter(|&(id, _)| match plan.of(id) {
+            CheckPlan::Check(_) | CheckPlan::Leader(..) => true,
+            CheckPlan::Batched(b) => plan.batches[b].units[0].id == id,
+            CheckPlan::Member | CheckPlan::Covered => false,
+        })
+        .collect();
+    if emitting.is_empty() {
+        return Kind::Quiet;
+    }
+    let deferrable = plain_access(acc.inst)
+        && emitting.iter().all(|&(id, r)| {
+            matches!(plan.of(id), CheckPlan::Check(_))
+                && !plan.verdicts_at.contains_key(&id)
+                && !cold.out_of_line(r, r.root)
+                && sinkable(r)
+                && !(is_load(acc.inst) && non_coherent(r.root))
+        });
+    if deferrable {
+        Kind::Deferred(emitting.into_iter().map(|(id, _)| id).collect())
+    } else {
+        Kind::Branches
+    }
+}
+
+/// Whether `inst` is a load or store that is not volatile, and no load of a pointer.
+fn plain_access(inst: InstructionValue) -> bool {
+    let volatile = inst.get_volatile().unwrap_or(true);
+    match inst.get_opcode() {
+        InstructionOpcode::Load => {
+            !volatile && !matches!(inst.get_type(), AnyTypeEnum::PointerType(_))
+        }
+        InstructionOpcode::Store => !volatile,
+        _ => false,
+    }
+}
+
+/// Whether `inst` is a load.
+fn is_load(inst: InstructionValue) -> bool {
+    inst.get_opcode() == InstructionOpcode::Load
+}
+
+/// Whether a sink can stand in for range `r`'s access: a constant length up to
+/// [`SINK_BYTES`], a heap access in the global or generic space, or an access of a
+/// `__shared__` or `__device__` object at least as large as the access (its own start
+/// is then the sink).
+fn sinkable(r: &Range) -> bool {
+    let Len::Const(len) = r.len else {
+        return false;
+    };
+    let space = addr_space(r.addr);
+    (1..=SINK_BYTES).contains(&len)
+        && match &r.target {
+            Target::Heap => matches!(space, Some(AS_GLOBAL | AS_GENERIC)),
+            Target::Object(o) => {
+                matches!(space, Some(AS_GLOBAL | AS_GENERIC | AS_SHARED))
+                    && o.space & (OBJECT_SHARED | OBJECT_GLOBAL_VAR) != 0
+                    && matches!(o.size, ObjSize::Const(size) if size >= len)
+            }
+        }
+        && r.flags & (ACCESS_ATOMIC | ACCESS_RANGE) == 0
+}
+
+/// Whether `root` is a kernel parameter that NVPTX may load through the non-coherent
+/// path: `noalias` (`__restrict__`) and read-only.
+fn non_coherent(root: PointerValue) -> bool {
+    let root = strip_pointer_casts(root);
+    let Some(f) = param_parent(root) else {
+        return false;
+    };
+    let Some(index) = f
+        .get_param_iter()
+        .position(|p| p.as_value_ref() == root.as_value_ref())
+    else {
+        return false;
+    };
+    let has = |name: &str| {
+        f.get_enum_attribute(
+            AttributeLoc::Param(index as u32),
+            Attribute::get_named_enum_kind_id(name),
+        )
+        .is_some()
+    };
+    has("noalias") && (has("readonly") || has("readnone"))
+}

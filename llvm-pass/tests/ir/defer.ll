@@ -1,0 +1,141 @@
+; Deferred branches (elim/defer.rs): a single check of a plain load or store does not
+; branch at its access. The access goes through `select bad, sink, address`, and one
+; branch later in the block (before a call that may stop the thread, before a check that
+; branches, or before the terminator) takes the or of the pending verdicts; its cold
+; path reports the first member that failed, in program order, at its own site.
+; RUN: %opt %s -o %t.ll 2>%t.stats
+; RUN: %verify %t.ll
+; RUN: FileCheck %s < %t.ll
+; RUN: FileCheck %s --check-prefix=STATS < %t.stats
+; RUN: %llc %t.ll -o %t.ptx
+; RUN: %ptxas %t.ptx -o %t.cubin
+; RUN: env CUSAFE_PASS_DEFER=0 %opt %s 2>&1 | FileCheck %s --check-prefix=OFF
+; RUN: %calls %opt %s 2>&1 | FileCheck %s --check-prefix=OFF
+target datalayout = "e-i64:64-i128:128-v16:16-v32:32-n16:32:64"
+target triple = "nvptx64-nvidia-cuda"
+
+@tile = internal addrspace(3) global [16 x float] undef, align 4
+
+; Ends the thread.
+define void @opaque() noinline {
+  call void asm sideeffect "exit;", ""()
+  ret void
+}
+
+; The store's address needs the load's value, so the two cannot be batched; both are
+; deferred to one branch before `ret`, whose cold path looks at the load first.
+; CHECK-LABEL: define void @dependent(
+; CHECK: [[LB:%.*]] = xor i1
+; CHECK: [[LP:%.*]] = select i1 [[LB]], ptr addrspacecast (ptr addrspace(1) @__cusafe_sink_load to ptr), ptr %p
+; CHECK: %j = load i32, ptr [[LP]]
+; CHECK-NOT: !prof
+; CHECK: [[SB:%.*]] = xor i1
+; CHECK: [[SP:%.*]] = select i1 [[SB]], ptr addrspacecast (ptr addrspace(1) @__cusafe_sink_store to ptr), ptr %q
+; CHECK: store float 1.000000e+00, ptr [[SP]]
+; CHECK: [[OR:%.*]] = or i1 [[LB]], [[SB]]
+; CHECK: br i1 [[OR]], {{.*}}!prof
+; CHECK: br i1 [[LB]], {{.*}}!prof
+; CHECK: @__cusafe_site.0
+; CHECK: br i1 [[SB]], {{.*}}!prof
+; CHECK: @__cusafe_site.1
+; CHECK: ret void
+; STATS: kernel dependent: 2 checks {{.*}} 2 deferred (branch later in the block)
+; OFF-LABEL: define void @dependent(
+; OFF-NOT: cusafe.sunk
+; OFF: ret void
+define void @dependent(ptr %a, ptr %b, i64 %i) {
+  %p = getelementptr inbounds i32, ptr %a, i64 %i
+  %j = load i32, ptr %p, align 4
+  %k = sext i32 %j to i64
+  %q = getelementptr inbounds float, ptr %b, i64 %k
+  store float 1.0, ptr %q, align 4
+  ret void
+}
+
+; A call that may stop the thread flushes first: the load's branch comes before it, the
+; store's after it (a report never names an access the program would not reach).
+; CHECK-LABEL: define void @call_flushes(
+; CHECK: load float, ptr %cusafe.sunk
+; CHECK: br i1 {{.*}}!prof
+; CHECK: call void @opaque()
+; CHECK: store float {{.*}}, ptr %cusafe.sunk
+; CHECK: br i1 {{.*}}!prof
+; CHECK: ret void
+; STATS: kernel call_flushes: 2 checks {{.*}} 2 deferred
+define void @call_flushes(ptr %a, ptr %b, i64 %i) {
+  %p = getelementptr inbounds float, ptr %a, i64 %i
+  %q = getelementptr inbounds float, ptr %b, i64 %i
+  %v = load float, ptr %p, align 4
+  call void @opaque()
+  store float %v, ptr %q, align 4
+  ret void
+}
+
+; A check that branches (here a loaded pointer's) flushes the pending ones before its
+; own branch, so the first failing access in program order is the one reported.
+; CHECK-LABEL: define void @before_branching(
+; CHECK: store i32 1, ptr %cusafe.sunk
+; CHECK: br i1 {{.*}}!prof
+; CHECK: @__cusafe_site
+; CHECK: %q = load ptr
+; CHECK: store i32 2
+; STATS: kernel before_branching: 3 checks {{.*}} 2 deferred
+define void @before_branching(ptr %a, ptr %pp, i64 %i) {
+  %p = getelementptr inbounds i32, ptr %a, i64 %i
+  store i32 1, ptr %p, align 4
+  %r = getelementptr inbounds ptr, ptr %pp, i64 %i
+  %q = load ptr, ptr %r, align 8
+  store i32 2, ptr %q, align 4
+  ret void
+}
+
+; Not deferred: a load of a pointer (its zero would be a later check's root), a
+; volatile access, and a load through a `__restrict__` read-only kernel parameter (the
+; sink would take it off `ld.global.nc`).
+; STATS: kernel not_deferred: 3 checks {{.*}} 0 deferred
+define void @not_deferred(ptr %pp, ptr noalias readonly %c, ptr %v, i64 %i) {
+  %r = getelementptr inbounds ptr, ptr %pp, i64 %i
+  %q = load ptr, ptr %r, align 8
+  %ci = getelementptr inbounds float, ptr %c, i64 %i
+  %x = load float, ptr %ci, align 4
+  %vi = getelementptr inbounds float, ptr %v, i64 %i
+  store volatile float %x, ptr %vi, align 4
+  ret void
+}
+
+; A `__shared__` array's own start is its sink; no verdict is pending across a loop's
+; back edge (the flush is before the body's branch to the latch).
+; CHECK-LABEL: define void @shared_loop(
+; CHECK: body:
+; CHECK: select i1 {{%.*}}, ptr addrspace(3) @tile, ptr addrspace(3)
+; CHECK: store float
+; CHECK: br i1 {{.*}}!prof
+; CHECK: latch:
+; CHECK: br i1 %more, label %loop, label %done
+; STATS: kernel shared_loop: 1 checks {{.*}} 1 deferred
+define void @shared_loop(i64 %n, i64 %s, i64 %m) {
+entry:
+  br label %loop
+loop:
+  %k = phi i64 [ 0, %entry ], [ %k1, %latch ]
+  %odd = icmp ult i64 %k, %m
+  br i1 %odd, label %body, label %latch
+body:
+  %x = mul i64 %k, %s
+  %e = getelementptr inbounds [16 x float], ptr addrspace(3) @tile, i64 0, i64 %x
+  store float 0.0, ptr addrspace(3) %e, align 4
+  br label %latch
+latch:
+  %k1 = add i64 %k, 1
+  %more = icmp ult i64 %k1, %n
+  br i1 %more, label %loop, label %done
+done:
+  ret void
+}
+
+!nvvm.annotations = !{!0, !1, !2, !3, !4}
+!0 = !{ptr @dependent, !"kernel", i32 1}
+!1 = !{ptr @call_flushes, !"kernel", i32 1}
+!2 = !{ptr @before_branching, !"kernel", i32 1}
+!3 = !{ptr @not_deferred, !"kernel", i32 1}
+!4 = !{ptr @shared_loop, !"kernel", i32 1}
