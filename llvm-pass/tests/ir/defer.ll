@@ -22,33 +22,39 @@ define void @opaque() noinline {
   ret void
 }
 
-; The store's address needs the load's value, so the two cannot be batched; both are
-; deferred to one branch before `ret`, whose cold path looks at the load first.
+; The second load's address needs the first load's value, so the two cannot be batched;
+; both are deferred to one branch, whose cold path looks at the first load first. The
+; store after them has no load after it: it keeps its own branch (nothing waits behind
+; it), which comes after the flush.
 ; CHECK-LABEL: define void @dependent(
 ; CHECK: [[LB:%.*]] = xor i1
 ; CHECK: [[LP:%.*]] = select i1 [[LB]], ptr addrspacecast (ptr addrspace(1) @__cusafe_sink_load to ptr), ptr %p
 ; CHECK: %j = load i32, ptr [[LP]]
 ; CHECK-NOT: !prof
-; CHECK: [[SB:%.*]] = xor i1
-; CHECK: [[SP:%.*]] = select i1 [[SB]], ptr addrspacecast (ptr addrspace(1) @__cusafe_sink_store to ptr), ptr %q
-; CHECK: store float 1.000000e+00, ptr [[SP]]
-; CHECK: [[OR:%.*]] = or i1 [[LB]], [[SB]]
+; CHECK: [[MB:%.*]] = xor i1
+; CHECK: [[MP:%.*]] = select i1 [[MB]], ptr addrspacecast (ptr addrspace(1) @__cusafe_sink_load to ptr), ptr %q
+; CHECK: %w = load float, ptr [[MP]]
+; CHECK: [[OR:%.*]] = or i1 [[LB]], [[MB]]
 ; CHECK: br i1 [[OR]], {{.*}}!prof
 ; CHECK: br i1 [[LB]], {{.*}}!prof
 ; CHECK: @__cusafe_site.0
-; CHECK: br i1 [[SB]], {{.*}}!prof
+; CHECK: br i1 [[MB]], {{.*}}!prof
 ; CHECK: @__cusafe_site.1
+; CHECK: br i1 {{.*}}!prof
+; CHECK: store float {{.*}}, ptr %r
 ; CHECK: ret void
-; STATS: kernel dependent: 2 checks {{.*}} 2 deferred (branch later in the block)
+; STATS: kernel dependent: 3 checks {{.*}} 2 deferred (branch later in the block)
 ; OFF-LABEL: define void @dependent(
 ; OFF-NOT: cusafe.sunk
 ; OFF: ret void
-define void @dependent(ptr %a, ptr %b, i64 %i) {
+define void @dependent(ptr %a, ptr %b, ptr %c, i64 %i) {
   %p = getelementptr inbounds i32, ptr %a, i64 %i
   %j = load i32, ptr %p, align 4
   %k = sext i32 %j to i64
   %q = getelementptr inbounds float, ptr %b, i64 %k
-  store float 1.0, ptr %q, align 4
+  %w = load float, ptr %q, align 4
+  %r = getelementptr inbounds float, ptr %c, i64 %i
+  store float %w, ptr %r, align 4
   ret void
 }
 
@@ -58,10 +64,10 @@ define void @dependent(ptr %a, ptr %b, i64 %i) {
 ; CHECK: load float, ptr %cusafe.sunk
 ; CHECK: br i1 {{.*}}!prof
 ; CHECK: call void @opaque()
-; CHECK: store float {{.*}}, ptr %cusafe.sunk
 ; CHECK: br i1 {{.*}}!prof
+; CHECK: store float
 ; CHECK: ret void
-; STATS: kernel call_flushes: 2 checks {{.*}} 2 deferred
+; STATS: kernel call_flushes: 2 checks {{.*}} 1 deferred
 define void @call_flushes(ptr %a, ptr %b, i64 %i) {
   %p = getelementptr inbounds float, ptr %a, i64 %i
   %q = getelementptr inbounds float, ptr %b, i64 %i
@@ -74,18 +80,19 @@ define void @call_flushes(ptr %a, ptr %b, i64 %i) {
 ; A check that branches (here a loaded pointer's) flushes the pending ones before its
 ; own branch, so the first failing access in program order is the one reported.
 ; CHECK-LABEL: define void @before_branching(
-; CHECK: store i32 1, ptr %cusafe.sunk
+; CHECK: %x = load i32, ptr %cusafe.sunk
 ; CHECK: br i1 {{.*}}!prof
 ; CHECK: @__cusafe_site
+; CHECK: br i1 {{.*}}!prof
 ; CHECK: %q = load ptr
-; CHECK: store i32 2
-; STATS: kernel before_branching: 3 checks {{.*}} 2 deferred
+; CHECK: store i32
+; STATS: kernel before_branching: 3 checks {{.*}} 1 deferred
 define void @before_branching(ptr %a, ptr %pp, i64 %i) {
   %p = getelementptr inbounds i32, ptr %a, i64 %i
-  store i32 1, ptr %p, align 4
+  %x = load i32, ptr %p, align 4
   %r = getelementptr inbounds ptr, ptr %pp, i64 %i
   %q = load ptr, ptr %r, align 8
-  store i32 2, ptr %q, align 4
+  store i32 %x, ptr %q, align 4
   ret void
 }
 
@@ -103,17 +110,19 @@ define void @not_deferred(ptr %pp, ptr noalias readonly %c, ptr %v, i64 %i) {
   ret void
 }
 
-; A `__shared__` array's own start is its sink; no verdict is pending across a loop's
-; back edge (the flush is before the body's branch to the latch).
+; A `__shared__` array's own start is its sink (the store is deferred: a global load
+; follows); no verdict is pending across a loop's back edge (the flush is before the
+; body's branch to the latch).
 ; CHECK-LABEL: define void @shared_loop(
 ; CHECK: body:
 ; CHECK: select i1 {{%.*}}, ptr addrspace(3) @tile, ptr addrspace(3)
-; CHECK: store float
+; CHECK: store float 0.000000e+00
+; CHECK: load float, ptr %cusafe.sunk
 ; CHECK: br i1 {{.*}}!prof
 ; CHECK: latch:
 ; CHECK: br i1 %more, label %loop, label %done
-; STATS: kernel shared_loop: 1 checks {{.*}} 1 deferred
-define void @shared_loop(i64 %n, i64 %s, i64 %m) {
+; STATS: kernel shared_loop: 2 checks {{.*}} 2 deferred
+define void @shared_loop(ptr %a, i64 %n, i64 %s, i64 %m) {
 entry:
   br label %loop
 loop:
@@ -124,6 +133,9 @@ body:
   %x = mul i64 %k, %s
   %e = getelementptr inbounds [16 x float], ptr addrspace(3) @tile, i64 0, i64 %x
   store float 0.0, ptr addrspace(3) %e, align 4
+  %ak = getelementptr inbounds float, ptr %a, i64 %x
+  %v = load float, ptr %ak, align 4
+  store float %v, ptr addrspace(3) @tile, align 4
   br label %latch
 latch:
   %k1 = add i64 %k, 1

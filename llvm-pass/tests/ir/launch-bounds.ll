@@ -34,8 +34,7 @@ target triple = "nvptx64-nvidia-cuda"
 ; CHECK: load ptr, ptr
 ; CHECK: %cusafe.size{{[0-9]*}} = load i64
 ; CHECK: sub i64 {{.*}}, %cusafe.start.4
-; CHECK: [[B:%.*]] = select i1 {{%.*}}, ptr addrspacecast (ptr addrspace(1) @__cusafe_sink_store to ptr), ptr %bi
-; CHECK: store float {{.*}}, ptr [[B]], align 4
+; CHECK: store float {{.*}}, ptr %bi, align 4
 ; CHECK: ret void
 define void @k(ptr %a, i32 %n, ptr byval(%struct.S) align 8 %s, ptr %unused, ptr %b) {
   %i = sext i32 %n to i64
