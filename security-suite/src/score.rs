@@ -178,12 +178,36 @@ pub fn skip_reason(
 /// The expectations of the programs the run has a row for in `runs.tsv`: a run of a
 /// subset of the suite (e.g. scripts/gpu/run-multigpu.sh) is scored on that subset.
 pub fn ran(expects: &[Expectation], run_dir: &Path) -> Vec<Expectation> {
-    let tsv = std::fs::read_to_string(run_dir.join("runs.tsv")).unwrap_or_default();
-    let rcs = exit_codes(&tsv);
+    let rcs = run_exit_codes(run_dir);
     expects
         .iter()
         .filter(|e| rcs.keys().any(|(p, _)| *p == e.program))
         .cloned()
+        .collect()
+}
+
+/// The exit codes of a run: its `runs.tsv`, and the `runs.SHARD.tsv` of each shard
+/// when the run was sharded (`run-examples.sh BUNDLE OUT k/n`).
+pub fn run_exit_codes(run_dir: &Path) -> BTreeMap<(String, String), i32> {
+    let mut files = vec![run_dir.join("runs.tsv")];
+    let mut shards: Vec<_> = std::fs::read_dir(run_dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .and_then(|n| n.strip_prefix("runs.")?.strip_suffix(".tsv"))
+                .is_some_and(|k| !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit()))
+        })
+        .collect();
+    shards.sort();
+    files.extend(shards);
+    files
+        .iter()
+        .filter_map(|f| std::fs::read_to_string(f).ok())
+        .flat_map(|tsv| exit_codes(&tsv))
         .collect()
 }
 
@@ -217,8 +241,7 @@ pub fn score_with(
     manifest: Option<&Manifest>,
     run_dir: &Path,
 ) -> Vec<Row> {
-    let tsv = std::fs::read_to_string(run_dir.join("runs.tsv")).unwrap_or_default();
-    let rcs = exit_codes(&tsv);
+    let rcs = run_exit_codes(run_dir);
     let read = |p: &str, mode: &str| {
         std::fs::read_to_string(run_dir.join("logs").join(format!("{p}.{mode}.txt"))).ok()
     };

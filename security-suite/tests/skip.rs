@@ -236,3 +236,36 @@ fn ran_keeps_the_programs_the_run_has_rows_for() {
         ["two"]
     );
 }
+
+/// A run in shards (`run-examples.sh BUNDLE OUT k/n`) writes `runs.K.tsv`, no
+/// `runs.tsv`: the scorer reads the shards' exit codes (a correct program whose plain
+/// run exited 0 is clean, not a broken test).
+#[test]
+fn sharded_runs_are_read() {
+    let run = run_dir(
+        "shards",
+        1,
+        &[
+            ("one", "plain", 0, "ok\n"),
+            ("one", "cusafe", 1, &report("p/one.cu")),
+        ],
+    );
+    std::fs::rename(run.0.join("runs.tsv"), run.0.join("runs.1.tsv")).unwrap();
+    std::fs::write(run.0.join("logs/ok_two.plain.txt"), "fine\n").unwrap();
+    std::fs::write(run.0.join("logs/ok_two.cusafe.txt"), "fine\n").unwrap();
+    std::fs::write(
+        run.0.join("runs.2.tsv"),
+        "program\tmode\trc\tseconds\nok_two\tplain\t0\t0.1\nok_two\tcusafe\t0\t0.1\n",
+    )
+    .unwrap();
+    let exp: Vec<Expectation> = expectations()
+        .into_iter()
+        .filter(|e| e.program != "two")
+        .collect();
+    let manifest =
+        Manifest::parse(&MANIFEST.replace("devices = 2", "devices = 1"), "m.toml").expect("valid");
+    assert_eq!(ran(&exp, &run.0).len(), 2);
+    let rows = score_with(&exp, Some(&manifest), &run.0);
+    assert_eq!(verdict(&rows, "one", "cusafe"), Verdict::Found);
+    assert_eq!(verdict(&rows, "ok_two", "cusafe"), Verdict::Clean);
+}
