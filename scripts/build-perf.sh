@@ -19,6 +19,10 @@
 #   WORKLOAD  names without .cu (e.g. gemm bfs); default $CUSAFE_PERF_ONLY, else all
 # Environment: CUSAFE_PERF_BUILDS, the builds to make (default "plain cusafe noopt";
 #   plain and cusafe are always made: "plain cusafe" skips the ablation).
+#   CUSAFE_PERF_NOOPT_ENV, the pass variables the noopt build is made with (default
+#   CUSAFE_PASS_OPT=0): an A/B of one pass switch, timed interleaved with the others,
+#   e.g. CUSAFE_PERF_NOOPT_ENV=CUSAFE_PASS_DEFER=0. Written to the bundle's NOOPT_ENV;
+#   the table names the column after it.
 # Examples:
 #   scripts/build-perf.sh                              # every workload into build/perf
 #   CUSAFE_PERF_ONLY="gemm bfs" scripts/build-perf.sh  # two of them
@@ -29,6 +33,13 @@ source "$CUSAFE_ROOT/scripts/lib/ptxas.sh"
 out=${1:-$CUSAFE_ROOT/build/perf}
 shift $(($# > 0 ? 1 : 0))
 src=perf-suite/workloads # relative: reports and debug info name perf-suite/workloads/x.cu
+read -r -a noopt_env <<< "${CUSAFE_PERF_NOOPT_ENV:-CUSAFE_PASS_OPT=0}"
+for v in "${noopt_env[@]}"; do
+  if ! [[ $v =~ ^CUSAFE_PASS_[A-Z_]+=[A-Za-z0-9_]*$ ]]; then
+    echo "build-perf.sh: CUSAFE_PERF_NOOPT_ENV: '$v' is not a CUSAFE_PASS_NAME=VALUE assignment (docs/pass.md lists them); e.g. CUSAFE_PERF_NOOPT_ENV=CUSAFE_PASS_DEFER=0" >&2
+    exit 2
+  fi
+done
 source "$CUSAFE_ROOT/scripts/lib/built.sh"
 require_built build-perf.sh
 cxx="$CUSAFE_BIN/cusafe-clang++"
@@ -117,7 +128,7 @@ for name in "${names[@]}"; do
   build "$name" plain -
   build "$name" cusafe "$out/$name.cusafe.stats" CUSAFE_PASS_STATS=1
   rm -f "$out/$name.noopt" "$out/$name.noopt.stats"
-  [ "$noopt" = 1 ] && build "$name" noopt "$out/$name.noopt.stats" CUSAFE_PASS_OPT=0 CUSAFE_PASS_STATS=1
+  [ "$noopt" = 1 ] && build "$name" noopt "$out/$name.noopt.stats" "${noopt_env[@]}" CUSAFE_PASS_STATS=1
   line="built $name: $(grep -c '^plain' "$tsv") kernels; checks cusafe $(checks "$out/$name.cusafe.stats")"
   [ "$noopt" = 1 ] && line+=", noopt $(checks "$out/$name.noopt.stats")"
   line+="; max registers plain $(regs "$tsv" plain), cusafe $(regs "$tsv" cusafe)"
@@ -133,5 +144,6 @@ cp "$CUSAFE_ROOT/perf-suite/harness.h" "$out/src/perf-suite/"
 cp "$CUSAFE_ROOT/examples/common.h" "$out/src/examples/"
 cp "$CUSAFE_ROOT/$src"/*.cu "$out/src/perf-suite/workloads/"
 git -C "$CUSAFE_ROOT" rev-parse HEAD > "$out/COMMIT"
+if [ "$noopt" = 1 ]; then echo "${noopt_env[*]}" > "$out/NOOPT_ENV"; else rm -f "$out/NOOPT_ENV"; fi
 printf '%s\n' "${names[@]}" > "$out/WORKLOADS"
 echo "bundle: $out (${#names[@]} workloads; run it with run-perf.sh, see docs/perf-suite.md)"

@@ -1,4 +1,4 @@
-//! The bundle scripts/build-perf.sh wrote: COMMIT, WORKLOADS, and per workload its
+//! The bundle scripts/build-perf.sh wrote: COMMIT, WORKLOADS, NOOPT_ENV, and per workload its
 //! kernels' ptxas figures (NAME.ptxas.tsv) and the pass's stats (NAME.cusafe.stats,
 //! NAME.noopt.stats).
 
@@ -9,6 +9,9 @@ use std::path::{Path, PathBuf};
 
 /// The builds a bundle holds, in table order.
 pub const BUILDS: [&str; 3] = ["plain", "cusafe", "noopt"];
+
+/// What the noopt build is made with unless the bundle's NOOPT_ENV says otherwise.
+pub const NOOPT_DEFAULT: &str = "CUSAFE_PASS_OPT=0";
 
 /// The builds whose stats files carry check counts.
 pub const INSTRUMENTED: [&str; 2] = ["cusafe", "noopt"];
@@ -21,6 +24,9 @@ pub struct Bundle {
     pub commit: Option<String>,
     /// The workloads its WORKLOADS file lists (those last built), in order.
     pub workloads: Vec<String>,
+    /// Its NOOPT_ENV file: the pass variables the third build was made with, when the
+    /// bundle says (`CUSAFE_PERF_NOOPT_ENV`; `CUSAFE_PASS_OPT=0` when absent).
+    pub noopt_env: Option<String>,
 }
 
 /// What the bundle says about one workload's builds.
@@ -52,10 +58,14 @@ impl Bundle {
             .filter(|l| !l.is_empty())
             .map(String::from)
             .collect();
+        let noopt_env = read("NOOPT_ENV")
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty());
         Ok(Bundle {
             dir: dir.to_path_buf(),
             commit,
             workloads,
+            noopt_env,
         })
     }
 

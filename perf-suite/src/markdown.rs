@@ -1,5 +1,6 @@
 //! The markdown table and summary lines.
 
+use crate::build::NOOPT_DEFAULT;
 use crate::table::{describe, Report, Row, COMPARISONS};
 
 /// A time in ms with about four significant digits.
@@ -102,6 +103,24 @@ fn row(r: &Row) -> String {
     format!("| {} |\n", cells.join(" | "))
 }
 
+/// What the noopt column is, for the note under the table.
+fn noopt_what(env: &str) -> String {
+    if env == NOOPT_DEFAULT {
+        format!("the cusafe build with check elimination off (`{env}`)")
+    } else {
+        format!("the cusafe build made with `{env}` (the bundle's NOOPT_ENV)")
+    }
+}
+
+/// The noopt column's short label, for the summary lines.
+fn noopt_short(env: &str) -> String {
+    if env == NOOPT_DEFAULT {
+        "check elimination off".to_string()
+    } else {
+        env.to_string()
+    }
+}
+
 /// The whole markdown document: env.txt as a header, one table, the summary lines.
 pub fn render(report: &Report) -> String {
     let mut s = format!("# Perf suite run\n\n```\n{}\n", report.env.trim());
@@ -114,13 +133,17 @@ pub fn render(report: &Report) -> String {
     for r in &report.rows {
         s += &row(r);
     }
-    s += "\nTimes are kernel time per pass (cudaEvents around the timed passes), the median over the repetitions; noopt is the cusafe build with check elimination off (`CUSAFE_PASS_OPT=0`); nvcc is the workload built on the GPU machine with its nvcc -O3 (the user's usual build, no sanitizer); preload is the plain build with the runtime preloaded (its allocator and hooks, no check); memcheck is the plain build's one pass (`--quick`) under compute-sanitizer memcheck. Registers and spill bytes are the most of any of the workload's kernels (ptxas -v). Checks are summed over the instrumented functions; proven / removed / hoisted are the cusafe build's.\n\n## Summary\n\n";
+    s += &format!(
+        "\nTimes are kernel time per pass (cudaEvents around the timed passes), the median over the repetitions; noopt is {noopt}; nvcc is the workload built on the GPU machine with its nvcc -O3 (the user's usual build, no sanitizer); preload is the plain build with the runtime preloaded (its allocator and hooks, no check); memcheck is the plain build's one pass (`--quick`) under compute-sanitizer memcheck. Registers and spill bytes are the most of any of the workload's kernels (ptxas -v). Checks are summed over the instrumented functions; proven / removed / hoisted are the cusafe build's.\n\n## Summary\n\n",
+        noopt = noopt_what(&report.noopt_env)
+    );
+    let noopt_label = format!(" ({})", noopt_short(&report.noopt_env));
     for a in &report.summary.comparisons {
         let what = COMPARISONS
             .iter()
             .find(|c| c.0 == a.comparison)
             .map_or("", |c| match c.1 {
-                "noopt" => " (check elimination off)",
+                "noopt" => noopt_label.as_str(),
                 "preload" => " (the runtime's allocator and hooks alone)",
                 "memcheck" => " (compute-sanitizer vs cusafe)",
                 "plain" => " (clang's plain build vs nvcc's)",

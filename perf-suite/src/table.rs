@@ -514,6 +514,9 @@ pub struct Report {
     pub env: String,
     /// The bundle's COMMIT.
     pub build_commit: Option<String>,
+    /// What the noopt build was made with: the bundle's NOOPT_ENV, or check elimination
+    /// off (`CUSAFE_PASS_OPT=0`) when the bundle does not say.
+    pub noopt_env: String,
     /// One row per workload, by name.
     pub rows: Vec<Row>,
     /// Aggregates over the rows.
@@ -613,6 +616,9 @@ pub fn load(run_dirs: &[PathBuf], build_dir: &Path) -> Result<Report, String> {
     Ok(Report {
         env,
         build_commit: bundle.commit,
+        noopt_env: bundle
+            .noopt_env
+            .unwrap_or_else(|| crate::build::NOOPT_DEFAULT.to_string()),
         rows,
         summary,
     })

@@ -311,3 +311,24 @@ fn run_variance_interleaves_the_builds_and_summarises_each_pass_count() {
         .contains("build the bundle with scripts/build-perf.sh"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// scripts/build-perf.sh refuses a `CUSAFE_PERF_NOOPT_ENV` that is not pass variables
+/// (before it builds anything), naming the fix.
+#[test]
+fn build_perf_refuses_a_noopt_env_that_is_not_pass_variables() {
+    for bad in ["CUSAFE_PASS_DEFER=0 rm", "CC=gcc", "CUSAFE_PASS_DEFER=$(x)"] {
+        let out = Command::new("bash")
+            .arg(repo().join("scripts/build-perf.sh"))
+            .arg(std::env::temp_dir().join("cusafe-build-perf-refused"))
+            .env("CUSAFE_PERF_NOOPT_ENV", bad)
+            .output()
+            .expect("bash runs");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{bad}: {err}");
+        assert!(
+            err.contains("is not a CUSAFE_PASS_NAME=VALUE assignment")
+                && err.contains("CUSAFE_PERF_NOOPT_ENV=CUSAFE_PASS_DEFER=0"),
+            "{bad}: {err}"
+        );
+    }
+}

@@ -414,6 +414,7 @@ fn nvcc_columns_and_the_floored_geomean() {
     let md = cusafe_perf::markdown::render(&Report {
         env: "gpu: test".into(),
         build_commit: None,
+        noopt_env: cusafe_perf::build::NOOPT_DEFAULT.into(),
         rows,
         summary: s,
     });
@@ -425,4 +426,45 @@ fn nvcc_columns_and_the_floored_geomean() {
         md.contains("| gemm | 1.000 | 1.440 | – | 1.200 | 1.440× | – | 1.200× |"),
         "{md}"
     );
+}
+
+/// Copies the fixture bundle into a fresh temporary directory.
+fn bundle_copy(test: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("cusafe-perf-{test}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for e in std::fs::read_dir(fixtures().join("build")).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), dir.join(e.file_name())).unwrap();
+    }
+    dir
+}
+
+#[test]
+fn the_noopt_column_is_named_after_the_bundles_noopt_env() {
+    let md = cusafe_perf::markdown::render(&report());
+    assert!(
+        md.contains("noopt is the cusafe build with check elimination off (`CUSAFE_PASS_OPT=0`)")
+    );
+    assert!(
+        md.contains("- noopt/plain (check elimination off): geomean"),
+        "{md}"
+    );
+    let dir = bundle_copy("noopt-env");
+    std::fs::write(dir.join("NOOPT_ENV"), "CUSAFE_PASS_DEFER=0\n").unwrap();
+    let r = load(&[fixtures().join("run")], &dir).expect("loads");
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(r.noopt_env, "CUSAFE_PASS_DEFER=0");
+    let md = cusafe_perf::markdown::render(&r);
+    assert!(
+        md.contains(
+            "noopt is the cusafe build made with `CUSAFE_PASS_DEFER=0` (the bundle's NOOPT_ENV)"
+        ),
+        "{md}"
+    );
+    assert!(
+        md.contains("- noopt/plain (CUSAFE_PASS_DEFER=0): geomean"),
+        "{md}"
+    );
+    assert!(!md.contains("check elimination off"), "{md}");
 }
