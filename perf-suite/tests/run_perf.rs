@@ -332,3 +332,20 @@ fn build_perf_refuses_a_noopt_env_that_is_not_pass_variables() {
         );
     }
 }
+
+/// scripts/sass.sh names a missing input and its usage (before installing anything).
+#[test]
+fn sass_sh_names_a_missing_input() {
+    let out = Command::new("bash")
+        .arg(repo().join("scripts/sass.sh"))
+        .arg("--plain")
+        .arg("/nonexistent/kernel.cu")
+        .output()
+        .expect("bash runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("/nonexistent/kernel.cu: no such file; usage: scripts/sass.sh [--plain] FILE.cu [OUT_DIR]"),
+        "{err}"
+    );
+}
