@@ -44,7 +44,7 @@ use super::ColdPaths;
 use crate::classify::{strip_pointer_casts, ObjSize};
 use crate::collect::{Access, Len, Range, Target};
 use crate::ir::{callee, opcode, AS_GENERIC, AS_GLOBAL, AS_SHARED};
-use crate::sys::{addr_space, operand, param_parent};
+use crate::sys::{addr_space, global_variable, operand, param_parent};
 use cusafe_format::report::{ACCESS_ATOMIC, ACCESS_RANGE, OBJECT_GLOBAL_VAR, OBJECT_SHARED};
 use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::types::AnyTypeEnum;
@@ -181,7 +181,7 @@ fn kind<'ctx>(i: usize, acc: &Access<'ctx>, cold: &ColdPaths, plan: &Plan<'ctx>)
             matches!(plan.of(id), CheckPlan::Check(_))
                 && !plan.verdicts_at.contains_key(&id)
                 && !cold.out_of_line(r, r.root)
-                && sinkable(r)
+                && sinkable(r, acc.inst)
                 && !(is_load(acc.inst) && non_coherent(r.root))
         });
     if deferrable {
@@ -208,22 +208,26 @@ fn is_load(inst: InstructionValue) -> bool {
     inst.get_opcode() == InstructionOpcode::Load
 }
 
-/// Whether a sink can stand in for range `r`'s access: a constant length up to
-/// [`SINK_BYTES`], a heap access in the global or generic space, or an access of a
-/// `__shared__` or `__device__` object at least as large as the access (its own start
-/// is then the sink).
-fn sinkable(r: &Range) -> bool {
+/// Whether a sink can stand in for range `r`'s access `inst`: a constant length up to
+/// [`SINK_BYTES`], a heap access in the global or generic space aligned to at most
+/// [`SINK_BYTES`], or an access of a `__shared__` or `__device__` variable at least as
+/// large and as aligned as the access (its own start is then the sink: a vector access
+/// aligned past its object's alignment would fault there, misaligned, before the report).
+fn sinkable(r: &Range, inst: InstructionValue) -> bool {
     let Len::Const(len) = r.len else {
         return false;
     };
     let space = addr_space(r.addr);
+    let align = u64::from(inst.get_alignment().unwrap_or(u32::MAX));
     (1..=SINK_BYTES).contains(&len)
         && match &r.target {
-            Target::Heap => matches!(space, Some(AS_GLOBAL | AS_GENERIC)),
+            Target::Heap => matches!(space, Some(AS_GLOBAL | AS_GENERIC)) && align <= SINK_BYTES,
             Target::Object(o) => {
                 matches!(space, Some(AS_GLOBAL | AS_GENERIC | AS_SHARED))
                     && o.space & (OBJECT_SHARED | OBJECT_GLOBAL_VAR) != 0
                     && matches!(o.size, ObjSize::Const(size) if size >= len)
+                    && global_variable(strip_pointer_casts(r.root))
+                        .is_some_and(|g| u64::from(g.get_alignment()) >= align)
             }
         }
         && r.flags & (ACCESS_ATOMIC | ACCESS_RANGE) == 0

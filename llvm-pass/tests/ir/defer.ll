@@ -110,6 +110,31 @@ define void @not_deferred(ptr %pp, ptr noalias readonly %c, ptr %v, i64 %i) {
   ret void
 }
 
+; A vector load aligned past its `__shared__` array's alignment is not deferred: the
+; array's start, its sink, could be misaligned for it (a fault before the report). The
+; global load after it (whose address needs its value, so no batch) still is; with the
+; array's own alignment both are.
+; STATS: kernel over_aligned: 2 checks {{.*}} 1 deferred
+; STATS: kernel aligned: 2 checks {{.*}} 2 deferred
+define void @over_aligned(ptr %a, i64 %x) {
+  %e = getelementptr inbounds [16 x float], ptr addrspace(3) @tile, i64 0, i64 %x
+  %v = load <4 x float>, ptr addrspace(3) %e, align 16
+  %f = extractelement <4 x float> %v, i32 0
+  %i = fptosi float %f to i64
+  %ai = getelementptr inbounds float, ptr %a, i64 %i
+  %g = load float, ptr %ai, align 4
+  ret void
+}
+define void @aligned(ptr %a, i64 %x) {
+  %e = getelementptr inbounds [16 x float], ptr addrspace(3) @tile, i64 0, i64 %x
+  %v = load <4 x float>, ptr addrspace(3) %e, align 4
+  %f = extractelement <4 x float> %v, i32 0
+  %i = fptosi float %f to i64
+  %ai = getelementptr inbounds float, ptr %a, i64 %i
+  %g = load float, ptr %ai, align 4
+  ret void
+}
+
 ; A `__shared__` array's own start is its sink (the store is deferred: a global load
 ; follows); no verdict is pending across a loop's back edge (the flush is before the
 ; body's branch to the latch).
@@ -145,9 +170,11 @@ done:
   ret void
 }
 
-!nvvm.annotations = !{!0, !1, !2, !3, !4}
+!nvvm.annotations = !{!0, !1, !2, !3, !4, !5, !6}
 !0 = !{ptr @dependent, !"kernel", i32 1}
 !1 = !{ptr @call_flushes, !"kernel", i32 1}
 !2 = !{ptr @before_branching, !"kernel", i32 1}
 !3 = !{ptr @not_deferred, !"kernel", i32 1}
 !4 = !{ptr @shared_loop, !"kernel", i32 1}
+!5 = !{ptr @over_aligned, !"kernel", i32 1}
+!6 = !{ptr @aligned, !"kernel", i32 1}
