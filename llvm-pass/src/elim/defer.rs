@@ -28,8 +28,9 @@
 //!
 //! Deferred are single checks (no group, batch or loop-invariant verdict) of a plain
 //! load or store of at most [`SINK_BYTES`] bytes, in the global, generic or shared space,
-//! against the heap or a `__shared__` or `__device__` object at least as large as the
-//! access, in trap-mode builds only (a recover build reports and goes on at the access).
+//! against the heap or a `__shared__` or `__device__` object at least as large and as
+//! aligned as the access, in trap-mode builds only (a recover build reports and goes on
+//! at the access).
 //! Not deferred:
 //! * loads of pointers: a zero read from the sink could be a later check's root in the
 //!   same region, whose header load would then read address zero's block;
