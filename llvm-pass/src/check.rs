@@ -80,6 +80,8 @@ pub struct FnEmit<'a, 'ctx> {
     deferred: HashMap<RangeId, Deferred<'ctx>>,
     /// Which of the plan's flushes were emitted.
     flushed: Vec<bool>,
+    /// The flushes that go before an access's own checks, by that access.
+    flush_at: HashMap<InstructionValue<'ctx>, usize>,
 }
 
 /// A deferred check (`elim::defer`) built at its access, waiting for its flush: what the
@@ -117,6 +119,13 @@ impl<'a, 'ctx> FnEmit<'a, 'ctx> {
             plan,
             deferred: HashMap::new(),
             flushed: vec![false; plan.flushes.len()],
+            flush_at: plan
+                .flushes
+                .iter()
+                .enumerate()
+                .filter(|(_, f)| f.at_access)
+                .map(|(k, f)| (f.before, k))
+                .collect(),
         }
     }
 }
@@ -242,32 +251,19 @@ impl<'ctx> Checker<'ctx> {
         let acc = &accesses[index];
         let plans = &plan.plans[index];
         // Deferred checks before this access flush before its own checks.
-        for (k, f) in plan.flushes.iter().enumerate() {
-            if f.at_access && f.before == acc.inst {
-                self.flush(e, k, f);
-            }
+        if let Some(&k) = e.flush_at.get(&acc.inst) {
+            self.flush(e, k, &plan.flushes[k]);
         }
         // The checks this access emits, each a batch: a batch's first range emits the
         // whole batch; a single check and a neighbouring group (not batched) are their
         // own. Ranges another access's check covers emit nothing here.
-        let emits: Vec<(usize, Vec<Unit<'ctx>>)> = plans
-            .iter()
-            .enumerate()
-            .filter_map(|(k, &p)| {
+        let emits: Vec<(usize, Vec<Unit<'ctx>>)> = (0..plans.len())
+            .filter_map(|k| {
                 let id = RangeId {
                     access: index,
                     range: k,
                 };
-                match p {
-                    CheckPlan::Batched(b) => {
-                        let units = &plan.batches[b].units;
-                        (units[0].id == id).then(|| (k, units.clone()))
-                    }
-                    CheckPlan::Check(_) | CheckPlan::Leader(..) => {
-                        Some((k, vec![Unit { id, plan: p }]))
-                    }
-                    CheckPlan::Member | CheckPlan::Covered => None,
-                }
+                plan.emitted_at(id).map(|units| (k, units))
             })
             .collect();
         // Root halves first, before any of this access's checks: a skip edge from one
@@ -297,18 +293,14 @@ impl<'ctx> Checker<'ctx> {
             if plan.deferred.contains(&id) {
                 ir.at(acc.inst);
                 let (verdict, len) = self.verdict(e, r, units[0].plan.anchor());
-                sunk.push((r.operand, verdict.bad, r.clone()));
-                let range = r.clone();
-                let inst = acc.inst;
-                e.deferred.insert(
-                    id,
-                    Deferred {
-                        inst,
-                        range,
-                        verdict,
-                        len,
-                    },
-                );
+                sunk.push((r, verdict.inside));
+                let d = Deferred {
+                    inst: acc.inst,
+                    range: r.clone(),
+                    verdict,
+                    len,
+                };
+                e.deferred.insert(id, d);
                 continue;
             }
             let hoisted = plan.verdicts_at.get(&id).copied();
@@ -349,21 +341,21 @@ impl<'ctx> Checker<'ctx> {
             );
         }
         // A deferred check's access goes to a sink when its verdict failed.
-        for (operand, bad, r) in sunk {
-            let addr = crate::sys::operand(acc.inst, operand)
+        for (r, inside) in sunk {
+            let addr = crate::sys::operand(acc.inst, r.operand)
                 .expect("an access's address")
                 .into_pointer_value();
             ir.at(acc.inst);
             let sink = self.sink(
                 ir,
-                &r,
+                r,
                 addr,
                 acc.inst.get_opcode() == InstructionOpcode::Store,
             );
-            let s = ir.b.build_select(bad, sink, addr, "cusafe.sunk");
+            let s = ir.b.build_select(inside, addr, sink, "cusafe.sunk");
             let set = acc
                 .inst
-                .set_operand(operand, s.expect("positioned").into_pointer_value());
+                .set_operand(r.operand, s.expect("positioned").into_pointer_value());
             debug_assert!(set, "an operand of the access");
         }
         // A value the program uses (not a store's) is the access's, or zero where it
@@ -417,15 +409,17 @@ impl<'ctx> Checker<'ctx> {
             })
             .collect();
         ir.at(f.before);
-        let bad = members
+        let all_inside = members
             .iter()
-            .map(|d| d.verdict.bad)
-            .reduce(|a, b| ir.or(a, b))
+            .map(|d| d.verdict.inside)
+            .reduce(|a, b| ir.and(a, b))
             .expect("a flush has members");
-        let term = ir.split_if_then(bad, f.before);
+        let term = ir.split_if_then(ir.not(all_inside), f.before);
         for d in members {
             ir.at(term);
-            let report = ir.split_if_then(d.verdict.bad, term);
+            // Built here, in the cold path: the fast path keeps `inside` only.
+            let bad = ir.not(d.verdict.inside);
+            let report = ir.split_if_then(bad, term);
             ir.at(report);
             let root = d.range.root;
             self.cold_call(e, d.inst, &d.range, root, &d.verdict, d.len);
@@ -488,7 +482,7 @@ impl<'ctx> Checker<'ctx> {
         ir.at(lc.at);
         // No anchor: the root half is built here, not taken from `e`'s.
         let (v, len) = self.verdict(e, &r, None);
-        let term = ir.split_if_then(v.bad, lc.at);
+        let term = ir.split_if_then(ir.not(v.inside), lc.at);
         ir.at(term);
         let inst = e.accesses[lc.access].inst;
         self.cold_call(e, inst, &r, lc.range.root, &v, len);
@@ -588,7 +582,7 @@ impl<'ctx> Checker<'ctx> {
         let ir = e.ir;
         ir.at(inst);
         let (v, len) = self.verdict(e, r, anchor);
-        let term = ir.split_if_then(v.bad, inst);
+        let term = ir.split_if_then(ir.not(v.inside), inst);
         // The cold block (before the call: a call that never returns erases `term`).
         let bb = term.get_parent().expect("a split block");
         ir.at(term);
@@ -647,8 +641,8 @@ impl<'ctx> Checker<'ctx> {
             let anchor = p.anchor();
             let (v, _) = self.verdict(e, &range, anchor);
             bad = Some(match bad {
-                Some(b) => ir.or(b, v.bad),
-                None => v.bad,
+                Some(b) => ir.or(b, ir.not(v.inside)),
+                None => ir.not(v.inside),
             });
             verdicts.push((id, range, group, anchor));
         }
@@ -690,7 +684,7 @@ impl<'ctx> Checker<'ctx> {
             for (at, r) in members {
                 ir.at(term);
                 let (v, len) = self.verdict(e, &r, anchor);
-                let report = ir.split_if_then(v.bad, term);
+                let report = ir.split_if_then(ir.not(v.inside), term);
                 ir.at(report);
                 self.cold_call(e, at, &r, original_root, &v, len);
             }
@@ -836,7 +830,7 @@ impl<'ctx> Checker<'ctx> {
         let off = ir.sub(ir.to_int(r.addr), p.start);
         let inside = self.fits(ir, r, off, p.limit, len);
         Verdict {
-            bad: ir.not(inside),
+            inside,
             off,
             root: p.start,
             size: p.limit,
@@ -869,7 +863,7 @@ impl<'ctx> Checker<'ctx> {
             .unwrap_or_else(|| ir.sub(ir.to_int(r.addr), bi));
         let inside = self.fits(ir, r, off, size, len);
         Verdict {
-            bad: ir.not(inside),
+            inside,
             off,
             root: bi,
             size,
@@ -897,9 +891,13 @@ impl<'ctx> Checker<'ctx> {
     }
 }
 
-/// What a check computed: whether the access is bad and what the cold call passes.
+/// What a check computed: whether the access fits and what the cold call passes.
 struct Verdict<'ctx> {
-    bad: IntValue<'ctx>,
+    /// Whether the access fits. A check branches on its negation, built right where it
+    /// branches; a deferred check selects on it and its flush branches on the and of its
+    /// members' (one compare each: with a negation beside it in the block, codegen made a
+    /// second, inverted compare for the select).
+    inside: IntValue<'ctx>,
     /// The access's address minus `root`, in bytes (i64). The cold call passes `root +
     /// off`, built in the cold block: the address itself is not kept live for the
     /// report (a shared array's generic address, which `cvta` makes, once held six

@@ -39,18 +39,17 @@
 //! * volatile accesses, atomics and memory intrinsics;
 //! * checks whose cold path may return (pseudo-pointer roots: `__cusafe_slow` decides).
 
-use super::join::may_stop;
+use super::join::stops;
 use super::plan::{CheckPlan, Flush, Plan, RangeId};
 use super::ColdPaths;
 use crate::classify::{strip_pointer_casts, ObjSize};
 use crate::collect::{Access, Len, Range, Target};
-use crate::ir::{callee, opcode, AS_GENERIC, AS_GLOBAL, AS_SHARED};
+use crate::ir::{AS_GENERIC, AS_GLOBAL, AS_SHARED};
 use crate::sys::{addr_space, global_variable, operand, param_parent};
 use cusafe_format::report::{ACCESS_ATOMIC, ACCESS_RANGE, OBJECT_GLOBAL_VAR, OBJECT_SHARED};
 use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::types::AnyTypeEnum;
 use inkwell::values::{AsValueRef, InstructionOpcode, InstructionValue, PointerValue};
-use llvm_sys::LLVMOpcode;
 use std::collections::HashMap;
 
 /// The largest access a sink takes, in bytes (each sink is this large).
@@ -160,19 +159,10 @@ fn memory_load(inst: InstructionValue) -> bool {
             .is_some_and(|addr| matches!(addr_space(addr), Some(AS_GLOBAL | AS_GENERIC)))
 }
 
-/// Whether `inst` is a call that may stop the thread (or leave instrumented code).
-fn stops(inst: InstructionValue) -> bool {
-    opcode(inst) == Some(LLVMOpcode::LLVMCall) && callee(inst).is_none_or(may_stop)
-}
-
 /// What access `i` does at its place (see [`Kind`]).
 fn kind<'ctx>(i: usize, acc: &Access<'ctx>, cold: &ColdPaths, plan: &Plan<'ctx>) -> Kind {
     let emitting: Vec<(RangeId, &Range)> = RangeId::all(i, acc)
-        .filter(|&(id, _)| match plan.of(id) {
-            CheckPlan::Check(_) | CheckPlan::Leader(..) => true,
-            CheckPlan::Batched(b) => plan.batches[b].units[0].id == id,
-            CheckPlan::Member | CheckPlan::Covered => false,
-        })
+        .filter(|&(id, _)| plan.emitted_at(id).is_some())
         .collect();
     if emitting.is_empty() {
         return Kind::Quiet;

@@ -22,12 +22,17 @@ pub fn may_stop(f: FunctionValue) -> bool {
     !is_intrinsic(f) || crate::ir::name(f).contains("trap")
 }
 
-/// Whether a call that may not return (anything but an intrinsic, or a trap) lies
-/// strictly between `from` and `to` (same block, `from` first).
+/// Whether `i` is a call that may not return (anything but an intrinsic, or a trap).
+pub fn stops(i: InstructionValue) -> bool {
+    opcode(i) == Some(LLVMOpcode::LLVMCall) && callee(i).is_none_or(may_stop)
+}
+
+/// Whether a call that may not return ([`stops`]) lies strictly between `from` and `to`
+/// (same block, `from` first).
 pub fn call_between(from: InstructionValue, to: InstructionValue) -> bool {
     let mut next = from.get_next_instruction();
     while let Some(i) = next.filter(|&i| i != to) {
-        if opcode(i) == Some(LLVMOpcode::LLVMCall) && callee(i).is_none_or(may_stop) {
+        if stops(i) {
             return true;
         }
         next = i.get_next_instruction();

@@ -315,6 +315,21 @@ impl<'ctx> Plan<'ctx> {
         self.plans[id.access][id.range]
     }
 
+    /// The checks range `id` emits at its own access, each a batch: a batch's first range
+    /// emits the whole batch, a single check or a neighbouring group's leader is its own;
+    /// `None` for a range that emits nothing there (a group member, a covered range, a
+    /// batch's later unit).
+    pub fn emitted_at(&self, id: RangeId) -> Option<Vec<Unit<'ctx>>> {
+        match self.of(id) {
+            CheckPlan::Batched(b) => {
+                let units = &self.batches[b].units;
+                (units[0].id == id).then(|| units.clone())
+            }
+            p @ (CheckPlan::Check(_) | CheckPlan::Leader(..)) => Some(vec![Unit { id, plan: p }]),
+            CheckPlan::Member | CheckPlan::Covered => None,
+        }
+    }
+
     /// Sets the plan of range `id`.
     pub fn set(&mut self, id: RangeId, p: CheckPlan<'ctx>) {
         self.plans[id.access][id.range] = p;

@@ -27,17 +27,22 @@ define void @opaque() noinline {
 ; store after them has no load after it: it keeps its own branch (nothing waits behind
 ; it), which comes after the flush.
 ; CHECK-LABEL: define void @dependent(
-; CHECK: [[LB:%.*]] = xor i1
-; CHECK: [[LP:%.*]] = select i1 [[LB]], ptr addrspacecast (ptr addrspace(1) @__cusafe_sink_load to ptr), ptr %p
+; CHECK: [[LI:%.*]] = icmp ult i64
+; CHECK-NOT: xor
+; CHECK: [[LP:%.*]] = select i1 [[LI]], ptr %p, ptr addrspacecast (ptr addrspace(1) @__cusafe_sink_load to ptr)
 ; CHECK: %j = load i32, ptr [[LP]]
 ; CHECK-NOT: !prof
-; CHECK: [[MB:%.*]] = xor i1
-; CHECK: [[MP:%.*]] = select i1 [[MB]], ptr addrspacecast (ptr addrspace(1) @__cusafe_sink_load to ptr), ptr %q
+; CHECK: [[MI:%.*]] = icmp ult i64
+; CHECK-NOT: xor
+; CHECK: [[MP:%.*]] = select i1 [[MI]], ptr %q, ptr addrspacecast (ptr addrspace(1) @__cusafe_sink_load to ptr)
 ; CHECK: %w = load float, ptr [[MP]]
-; CHECK: [[OR:%.*]] = or i1 [[LB]], [[MB]]
-; CHECK: br i1 [[OR]], {{.*}}!prof
+; CHECK: [[AND:%.*]] = and i1 [[LI]], [[MI]]
+; CHECK: [[ANY:%.*]] = xor i1 [[AND]], true
+; CHECK: br i1 [[ANY]], {{.*}}!prof
+; CHECK: [[LB:%.*]] = xor i1 [[LI]], true
 ; CHECK: br i1 [[LB]], {{.*}}!prof
 ; CHECK: @__cusafe_site.0
+; CHECK: [[MB:%.*]] = xor i1 [[MI]], true
 ; CHECK: br i1 [[MB]], {{.*}}!prof
 ; CHECK: @__cusafe_site.1
 ; CHECK: br i1 {{.*}}!prof
@@ -140,7 +145,7 @@ define void @aligned(ptr %a, i64 %x) {
 ; body's branch to the latch).
 ; CHECK-LABEL: define void @shared_loop(
 ; CHECK: body:
-; CHECK: select i1 {{%.*}}, ptr addrspace(3) @tile, ptr addrspace(3)
+; CHECK: select i1 {{%.*}}, ptr addrspace(3) {{%.*}}, ptr addrspace(3) @tile
 ; CHECK: store float 0.000000e+00
 ; CHECK: load float, ptr %cusafe.sunk
 ; CHECK: br i1 {{.*}}!prof

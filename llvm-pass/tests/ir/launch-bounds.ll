@@ -29,7 +29,7 @@ target triple = "nvptx64-nvidia-cuda"
 ; itself (or, the check deferred, the sink when the check failed: defer.ll). The byval
 ; aggregate %s and the pointer %q loaded from it have no window.
 ; CHECK: sub i64 {{.*}}, %cusafe.start.0
-; CHECK: [[P:%.*]] = select i1 {{%.*}}, ptr addrspacecast (ptr addrspace(1) @__cusafe_sink_load to ptr), ptr %p
+; CHECK: [[P:%.*]] = select i1 {{%.*}}, ptr %p, ptr addrspacecast (ptr addrspace(1) @__cusafe_sink_load to ptr)
 ; CHECK: load float, ptr [[P]], align 4
 ; CHECK: load ptr, ptr
 ; CHECK: %cusafe.size{{[0-9]*}} = load i64
