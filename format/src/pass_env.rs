@@ -14,6 +14,8 @@ pub const OPT: &str = "CUSAFE_PASS_OPT";
 pub const LAUNCH_BOUNDS: &str = "CUSAFE_PASS_LAUNCH_BOUNDS";
 /// `0`: no deferred branches (every check branches before its access).
 pub const DEFER: &str = "CUSAFE_PASS_DEFER";
+/// `0`: no kernel copies for blocks of a bounded shape.
+pub const BOX_COPY: &str = "CUSAFE_PASS_BOX_COPY";
 /// `0`: cold paths stay calls (the IR tests read them so).
 pub const INLINE_COLD: &str = "CUSAFE_PASS_INLINE_COLD";
 /// `1`: cold paths that go on after a report; `skip`: and skip every failing access.

@@ -34,7 +34,13 @@ proptest! {
         prop_assert!(hdr >= base && hdr + HEADER_BYTES <= payload(base));
         prop_assert_eq!(hdr % HEADER_BYTES, 0);
         let (at, bytes) = backing(base, size);
-        prop_assert_eq!(at % GRANULE, 0);
+        // Blocks smaller than a granule live in slabs that share one (the allocator
+        // maps those, not `backing`): only blocks of a granule and up are mapped alone,
+        // from a granule boundary. (Sizes below 1 MiB are rare in the strategy: one
+        // draw in 16384 found this.)
+        if block_size(t) >= GRANULE {
+            prop_assert_eq!(at % GRANULE, 0);
+        }
         prop_assert_eq!(bytes % GRANULE, 0);
         prop_assert!(at <= payload(base) && payload(base) + size <= at + bytes);
         if is_slotted(t) {

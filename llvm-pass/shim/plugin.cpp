@@ -127,6 +127,35 @@ extern "C" void cusafe_simplify_loops(LLVMValueRef Fn) {
     llvm::simplifyLoop(L, &DT, &LI, nullptr, nullptr, nullptr, false);
 }
 
+// Copies the whole body of `Fn` (box_copy.rs: a copy for blocks of a bounded shape). A
+// new first block takes the old entry block's static allocas, which both copies then
+// share, and is left without a terminator; the copies of the blocks follow the
+// originals, in their order. Returns the copy of the old entry block. The C API has no
+// block cloning.
+extern "C" LLVMBasicBlockRef cusafe_clone_body(LLVMValueRef Fn) {
+  auto &F = *llvm::unwrap<llvm::Function>(Fn);
+  llvm::BasicBlock &Old = F.getEntryBlock();
+  llvm::SmallVector<llvm::AllocaInst *, 8> Allocas;
+  for (llvm::Instruction &I : Old)
+    if (auto *A = llvm::dyn_cast<llvm::AllocaInst>(&I); A && A->isStaticAlloca())
+      Allocas.push_back(A);
+  llvm::SmallVector<llvm::BasicBlock *, 32> Blocks;
+  for (llvm::BasicBlock &BB : F)
+    Blocks.push_back(&BB);
+  auto *Head = llvm::BasicBlock::Create(F.getContext(), "cusafe.box", &F, &Old);
+  for (llvm::AllocaInst *A : Allocas)
+    A->moveBefore(*Head, Head->end());
+  llvm::ValueToValueMapTy VMap;
+  llvm::SmallVector<llvm::BasicBlock *, 32> Copies;
+  for (llvm::BasicBlock *BB : Blocks) {
+    llvm::BasicBlock *C = llvm::CloneBasicBlock(BB, VMap, ".box", &F);
+    VMap[BB] = C;
+    Copies.push_back(C);
+  }
+  llvm::remapInstructionsInBlocks(Copies, VMap);
+  return llvm::wrap(llvm::cast<llvm::BasicBlock>(VMap[&Old]));
+}
+
 // ---- Kernel signatures (launch-time bounds) ----------------------------------------
 
 // Bytes kernel parameter `I` of `Fn` takes in the parameter space: its byval type's
@@ -330,7 +359,7 @@ static const llvm::SCEV *behindCopy(LoopRanges &S, const llvm::SCEV *X, llvm::Fu
 extern "C" bool cusafe_loop_range(void *P, LLVMValueRef Inst, LLVMValueRef Ptr,
                                   LLVMValueRef Root, uint64_t Below, uint64_t Len,
                                   LLVMValueRef *Lo,
-                                  LLVMValueRef *Span, LLVMValueRef *At) {
+                                  LLVMValueRef *Span, LLVMValueRef *At, bool Expand) {
   auto &S = *static_cast<LoopRanges *>(P);
   auto *I = llvm::unwrap<llvm::Instruction>(Inst);
   llvm::Loop *L = S.LI.getLoopFor(I->getParent());
@@ -355,6 +384,8 @@ extern "C" bool cusafe_loop_range(void *P, LLVMValueRef Inst, LLVMValueRef Ptr,
     // trip makes the access).
     if (!Exp.isSafeToExpandAt(PtrS, T))
       return false;
+    if (!Expand)
+      return true;
     llvm::IRBuilder<> B(T);
     llvm::Value *P0 = Exp.expandCodeFor(PtrS, PtrTy, T);
     *Lo = llvm::wrap(B.CreateGEP(B.getInt8Ty(), P0, B.getInt64(-static_cast<int64_t>(Below))));
@@ -385,6 +416,8 @@ extern "C" bool cusafe_loop_range(void *P, LLVMValueRef Inst, LLVMValueRef Ptr,
         S.SE.getConstant(I64, Below + Len));
     if (!Exp.isSafeToExpandAt(LoS, T) || !Exp.isSafeToExpandAt(SpanS, T))
       return false;
+    if (!Expand)
+      return true;
     *Lo = llvm::wrap(Exp.expandCodeFor(behindCopy(S, LoS, *F), PtrTy, T));
     *Span = llvm::wrap(Exp.expandCodeFor(SpanS, I64, T));
     *At = llvm::wrap(T);
@@ -406,6 +439,8 @@ extern "C" bool cusafe_loop_range(void *P, LLVMValueRef Inst, LLVMValueRef Ptr,
   if (!Exp.isSafeToExpandAt(AR->getStart(), T) || !Exp.isSafeToExpandAt(StepS, T) ||
       !Exp.isSafeToExpandAt(Trips64, T) || (W->Base && !Exp.isSafeToExpandAt(W->Base, T)))
     return false;
+  if (!Expand)
+    return true;
   llvm::IRBuilder<> B(T);
   llvm::Value *TripsV = Exp.expandCodeFor(Trips64, I64, T);
   llvm::Value *First, *S64, *T64;

@@ -47,6 +47,11 @@ extern "C" {
     /// analyses.
     pub fn cusafe_simplify_loops(f: LLVMValueRef);
 
+    /// Copies the whole body of `f`: a new first block, with no terminator, takes the
+    /// old entry block's static allocas (both copies share them); the copies follow the
+    /// originals. Returns the copy of the old entry block. The C API cannot clone blocks.
+    pub fn cusafe_clone_body(f: LLVMValueRef) -> LLVMBasicBlockRef;
+
     /// Bytes kernel parameter `i` of `f` takes in the parameter space (its byval
     /// type's size for an aggregate passed by value). The C API gives no byval type.
     pub fn cusafe_param_bytes(f: LLVMValueRef, i: u32) -> u64;
@@ -68,7 +73,8 @@ extern "C" {
     /// The bytes access `inst` of `[ptr - below, ptr + len)` from `root` covers over
     /// every trip of its loop, expanded in the preheader: the lowest address in `*lo`,
     /// the length in `*span`, the preheader's terminator in `*at`; false when the loop
-    /// or the address does not allow it.
+    /// or the address does not allow it. With `expand` false nothing is built (or
+    /// written): only whether it would be.
     #[allow(clippy::too_many_arguments)]
     pub fn cusafe_loop_range(
         s: LoopAnalysesRef,
@@ -80,6 +86,7 @@ extern "C" {
         lo: *mut LLVMValueRef,
         span: *mut LLVMValueRef,
         at: *mut LLVMValueRef,
+        expand: bool,
     ) -> bool;
 
     /// The signed range ScalarEvolution knows for integer `v`, in `*lo..=*hi`; false

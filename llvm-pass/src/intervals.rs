@@ -17,6 +17,7 @@
 //! is such an access. Every interval is an over-approximation of the values the program
 //! computes there, so a proven access is one the program makes in bounds.
 
+use crate::box_copy::Shape;
 use crate::classify::{const_int, op_of};
 use crate::dom::Cfg;
 use crate::ir::{callee, operand};
@@ -302,6 +303,8 @@ pub struct Intervals<'a, 'ctx> {
     cfg: &'a Cfg<'ctx>,
     scev: &'a LoopAnalyses,
     td: &'a TargetData,
+    /// A block shape to assume (`box_copy` weighing its copy), else CUDA's limits.
+    shape: Option<Shape>,
 }
 
 /// The intervals at one access: its facts, what was worked out so far in this round, and
@@ -325,7 +328,26 @@ impl<'a, 'ctx> Intervals<'a, 'ctx> {
         scev: &'a LoopAnalyses,
         td: &'a TargetData,
     ) -> Intervals<'a, 'ctx> {
-        Intervals { cfg, scev, td }
+        Intervals {
+            cfg,
+            scev,
+            td,
+            shape: None,
+        }
+    }
+
+    /// As [`Intervals::new`], for blocks of at most `shape` threads: `threadIdx` and
+    /// `blockDim` take only the values such blocks give them.
+    pub fn within(
+        cfg: &'a Cfg<'ctx>,
+        scev: &'a LoopAnalyses,
+        td: &'a TargetData,
+        shape: Shape,
+    ) -> Intervals<'a, 'ctx> {
+        Intervals {
+            shape: Some(shape),
+            ..Intervals::new(cfg, scev, td)
+        }
     }
 
     /// The byte offsets of `addr` from `root` (which it is derived from by GEPs and
@@ -336,20 +358,77 @@ impl<'a, 'ctx> Intervals<'a, 'ctx> {
         addr: PointerValue<'ctx>,
         root: PointerValue<'ctx>,
     ) -> Option<Interval> {
-        let b = self.cfg.block_index(at.get_parent()?)?;
-        let mut facts = Vec::new();
-        self.facts_into(b, &mut facts, 0);
-        let mut here = At {
-            facts,
-            memo: HashMap::new(),
-            prior: HashMap::new(),
-        };
+        let mut here = self.at(at)?;
         let mut off = None;
         for _ in 0..ROUNDS {
             off = Some(self.offset_once(&mut here, addr, root)?);
             here.prior = std::mem::take(&mut here.memo);
         }
         off
+    }
+
+    /// The facts at instruction `at`, nothing worked out yet; `None` when its block is
+    /// unreachable.
+    fn at(&self, at: InstructionValue<'ctx>) -> Option<At<'ctx>> {
+        let b = self.cfg.block_index(at.get_parent()?)?;
+        let mut facts = Vec::new();
+        self.facts_into(b, &mut facts, 0);
+        Some(At {
+            facts,
+            memo: HashMap::new(),
+            prior: HashMap::new(),
+        })
+    }
+
+    /// Whether every index into an array dimension on the way from `root` to `addr`
+    /// (`a[i][j]`'s `j` of a row of 18) stays inside that dimension, over the values it
+    /// can take at `at`: the shape the program was written for keeps its rows, where a
+    /// flat offset may run from one row into the next and still fit the object
+    /// (`box_copy` prefers such shapes). `false` when some step is not a GEP or cast.
+    pub fn rows_fit(
+        &self,
+        at: InstructionValue<'ctx>,
+        addr: PointerValue<'ctx>,
+        root: PointerValue<'ctx>,
+    ) -> bool {
+        let Some(mut here) = self.at(at) else {
+            return false;
+        };
+        let mut p = BasicValueEnum::from(addr);
+        while p != BasicValueEnum::from(root) {
+            match op_of(p) {
+                Some(LLVMOpcode::LLVMGetElementPtr) => {
+                    let mut ty = crate::sys::gep_source_type(p).as_any_type_enum();
+                    for i in 2..crate::sys::num_operands(p) {
+                        let idx = op(p, i);
+                        ty = match ty {
+                            AnyTypeEnum::ArrayType(a) => {
+                                let len = i128::from(a.len());
+                                let r = self.value(&mut here, idx, 0);
+                                if r.lo < 0 || r.hi >= len {
+                                    return false;
+                                }
+                                a.get_element_type().as_any_type_enum()
+                            }
+                            AnyTypeEnum::StructType(st) => {
+                                let Some(field) = const_int(idx) else {
+                                    return false;
+                                };
+                                match st.get_field_type_at_index(field as u32) {
+                                    Some(t) => t.as_any_type_enum(),
+                                    None => return false,
+                                }
+                            }
+                            _ => break,
+                        };
+                    }
+                }
+                Some(LLVMOpcode::LLVMAddrSpaceCast | LLVMOpcode::LLVMBitCast) => {}
+                _ => return false,
+            }
+            p = op(p, 0);
+        }
+        true
     }
 
     /// The facts of the branch edges every path to block `b` takes
@@ -475,6 +554,12 @@ impl<'a, 'ctx> Intervals<'a, 'ctx> {
             r = r.meet(Interval {
                 lo: lo as i128,
                 hi: hi as i128,
+            });
+        }
+        if let Some((lo, hi)) = self.shape.and_then(|s| s.range_of(v)) {
+            r = r.meet(Interval {
+                lo: lo.into(),
+                hi: hi.into(),
             });
         }
         // While `v` is being worked out, what is known so far stands for it (a cycle

@@ -182,6 +182,18 @@ impl<'ctx> Ir<'ctx> {
         mul => build_int_mul;
     }
 
+    /// A call of the special-register reader `name` (`i32 name()`, e.g.
+    /// `llvm.nvvm.read.ptx.sreg.laneid`).
+    pub fn sreg(&self, name: &str) -> IntValue<'ctx> {
+        let ty = self.i32.fn_type(&[], false);
+        let f = self.declare(name, ty).as_global_value().as_pointer_value();
+        int_result(
+            self.b
+                .build_indirect_call(ty, f, &[], "")
+                .expect("positioned"),
+        )
+    }
+
     /// `!a` (all bits flipped).
     pub fn not(&self, a: IntValue<'ctx>) -> IntValue<'ctx> {
         let r = self.b.build_not(a, "");

@@ -24,6 +24,7 @@
 
 mod arith;
 mod base;
+mod box_copy;
 mod check;
 mod classify;
 mod collect;
@@ -199,6 +200,18 @@ fn instrument_module(ir: &Ir, opts: &PassOptions) -> Result<(), String> {
             loops::simplify(f);
         }
         strip::strip_exits(ir, f);
+        if optimise && opts.box_copy && opts.coverage.is_none() && kernels.contains(&f) {
+            if let Some(c) = box_copy::copy(ir, f) {
+                if want_stats {
+                    eprintln!(
+                        "cusafe: kernel {}: a copy for {} proves {} more accesses in bounds (other blocks run the checked copy)",
+                        ir::name(f),
+                        c.shape,
+                        c.proven
+                    );
+                }
+            }
+        }
         let insts = ir::instructions(f);
         let found = collect::collect(ir, &insts);
         let plan = elim::plan(

@@ -94,20 +94,12 @@ fn escaping_allocas<'ctx>(
     out
 }
 
-/// A call of the special-register reader `name` (`i32 name()`).
-fn sreg<'ctx>(ir: &Ir<'ctx>, name: &str) -> IntValue<'ctx> {
-    let ty = ir.i32.fn_type(&[], false);
-    let f = ir.declare(name, ty).as_global_value().as_pointer_value();
-    let call = ir.b.build_indirect_call(ty, f, &[], "");
-    crate::ir::int_result(call.expect("positioned"))
-}
-
 /// `((smid & 255) * 64 + (warpid & 63)) * 32 + laneid`, as device-rt computes it.
 fn slot<'ctx>(ir: &Ir<'ctx>) -> IntValue<'ctx> {
     let z = |v| ir.int_cast(v, ir.i64);
-    let sm = ir.and(z(sreg(ir, "llvm.nvvm.read.ptx.sreg.smid")), ir.c64(255));
-    let warp = ir.and(z(sreg(ir, "llvm.nvvm.read.ptx.sreg.warpid")), ir.c64(63));
-    let lane = z(sreg(ir, "llvm.nvvm.read.ptx.sreg.laneid"));
+    let sm = ir.and(z(ir.sreg("llvm.nvvm.read.ptx.sreg.smid")), ir.c64(255));
+    let warp = ir.and(z(ir.sreg("llvm.nvvm.read.ptx.sreg.warpid")), ir.c64(63));
+    let lane = z(ir.sreg("llvm.nvvm.read.ptx.sreg.laneid"));
     ir.add(ir.shl(ir.add(ir.shl(sm, ir.c64(6)), warp), ir.c64(5)), lane)
 }
 

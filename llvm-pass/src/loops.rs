@@ -63,7 +63,7 @@ impl LoopAnalyses {
         );
         let found = unsafe {
             cusafe_loop_range(
-                self.0, inst, addr, root, below, len, &mut lo, &mut span, &mut at,
+                self.0, inst, addr, root, below, len, &mut lo, &mut span, &mut at, true,
             )
         };
         // Safety: the shim gives the address expanded in the access's pointer type, an
@@ -79,6 +79,27 @@ impl LoopAnalyses {
 }
 
 impl LoopAnalyses {
+    /// Whether [`LoopAnalyses::range`] would check range `r` of `inst` once in its
+    /// loop's preheader (builds nothing).
+    pub fn has_range(&self, inst: InstructionValue, r: &Range) -> bool {
+        let mut out = std::ptr::null_mut();
+        let (mut span, mut at) = (std::ptr::null_mut(), std::ptr::null_mut());
+        unsafe {
+            cusafe_loop_range(
+                self.0,
+                inst.as_value_ref(),
+                r.addr.as_value_ref(),
+                r.root.as_value_ref(),
+                0,
+                1,
+                &mut out,
+                &mut span,
+                &mut at,
+                false,
+            )
+        }
+    }
+
     /// The signed range ScalarEvolution knows for integer `v` wherever it is defined
     /// (induction variables bounded by trip counts, range metadata and attributes);
     /// `None` when it knows nothing.

@@ -60,6 +60,12 @@ const DEFER: Switch = Switch {
     default: true,
     what: "0 gives every check its branch before its access",
 };
+/// `CUSAFE_PASS_BOX_COPY`: kernel copies for blocks of a bounded shape (`box_copy`).
+const BOX_COPY: Switch = Switch {
+    name: pass_env::BOX_COPY,
+    default: true,
+    what: "0 gives no kernel a copy for blocks of a bounded shape",
+};
 /// `CUSAFE_PASS_INLINE_COLD`: inlined cold paths.
 const INLINE_COLD: Switch = Switch {
     name: pass_env::INLINE_COLD,
@@ -106,6 +112,9 @@ pub struct PassOptions {
     /// Deferred branches (`CUSAFE_PASS_DEFER`, on by default; trap-mode builds with
     /// check elimination only: `elim::defer`).
     pub defer: bool,
+    /// Kernel copies for blocks of a bounded shape (`CUSAFE_PASS_BOX_COPY`, on by
+    /// default; with check elimination and without coverage only: `box_copy`).
+    pub box_copy: bool,
     /// Cold paths inlined (`CUSAFE_PASS_INLINE_COLD`, on by default; the IR tests turn
     /// it off to read the checks as calls).
     pub inline_cold: bool,
@@ -149,7 +158,7 @@ impl PassOptions {
         let (stats, verify, checks) = (on(STATS)?, on(VERIFY)?, on(CHECKS)?);
         let (optimise, launch_bounds, inline_cold) =
             (on(OPT)?, on(LAUNCH_BOUNDS)?, on(INLINE_COLD)?);
-        let defer = on(DEFER)?;
+        let (defer, box_copy) = (on(DEFER)?, on(BOX_COPY)?);
         let recover = match on(RECOVER)? {
             false => Recover::Off,
             true if get(RECOVER.name).is_some_and(|v| v == "skip") => Recover::Skip,
@@ -162,6 +171,7 @@ impl PassOptions {
             optimise,
             launch_bounds,
             defer,
+            box_copy,
             inline_cold,
             recover,
             coverage: coverage_mode(get(pass_env::COVERAGE))?,
@@ -182,13 +192,14 @@ impl PassOptions {
 
 /// The `CUSAFE_PASS_*` variables the pass reads, and `CUSAFE_PASS_PLUGIN` (where
 /// `cusafe-clang++` finds the pass).
-const KNOWN: [&str; 10] = [
+const KNOWN: [&str; 11] = [
     pass_env::STATS,
     pass_env::VERIFY,
     pass_env::CHECKS,
     pass_env::OPT,
     pass_env::LAUNCH_BOUNDS,
     pass_env::DEFER,
+    pass_env::BOX_COPY,
     pass_env::INLINE_COLD,
     pass_env::RECOVER,
     pass_env::COVERAGE,

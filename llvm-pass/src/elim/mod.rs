@@ -403,7 +403,7 @@ pub fn plan<'ctx>(
 
 /// Whether range `r` of access `inst` is of an object of known size and, by the values
 /// its indices can take there, inside it.
-fn in_bounds(intervals: &Intervals, inst: InstructionValue, r: &Range) -> bool {
+pub fn in_bounds(intervals: &Intervals, inst: InstructionValue, r: &Range) -> bool {
     let (Target::Object(o), Len::Const(len)) = (&r.target, r.len) else {
         return false;
     };
