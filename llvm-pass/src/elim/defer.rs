@@ -22,6 +22,9 @@
 //! * a call that may stop the thread (anything but an intrinsic): what runs after a
 //!   failed access and before the report stays inside the thread's own registers and
 //!   the sinks;
+//! * an access the pending check covers (the recurring rule: same root and address, so
+//!   it has no check of its own and goes to the real address; srad's `j[i] = j[i] +
+//!   ...` stored to the real address before its load's verdict was out);
 //! * an access whose check branches (a group, a batch, a check not deferred): a report
 //!   is always the first failing access in program order;
 //! * the block's terminator: no loop trip and no path starts with a verdict pending.
@@ -93,6 +96,10 @@ pub fn form<'ctx>(accesses: &[Access<'ctx>], cold: &ColdPaths, plan: &mut Plan<'
                         continue;
                     }
                     Kind::Branches => Some(true),
+                    // An access that a pending check covers (the same root and address:
+                    // the recurring rule) goes to the real address, not to the sink:
+                    // the verdict must be out before it runs.
+                    Kind::Quiet if region.covers(&accesses[i], accesses) => Some(false),
                     Kind::Quiet => None,
                 },
                 None if inst.is_terminator() || stops(inst) => Some(false),
@@ -123,6 +130,17 @@ impl<'ctx> Region<'ctx> {
         if memory_load(inst) {
             self.followed = self.pending.len();
         }
+    }
+
+    /// Whether a pending check is of the same root and address as a range of `acc`
+    /// (which then emits no check of its own: it is covered).
+    fn covers(&self, acc: &Access<'ctx>, accesses: &[Access<'ctx>]) -> bool {
+        self.pending.iter().any(|&(id, _)| {
+            let p = id.of(accesses);
+            acc.ranges
+                .iter()
+                .any(|r| r.root == p.root && r.addr == p.addr)
+        })
     }
 
     /// Ends the region at `before` (an access whose checks branch when `at_access`):

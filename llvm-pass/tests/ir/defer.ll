@@ -175,7 +175,32 @@ done:
   ret void
 }
 
-!nvvm.annotations = !{!0, !1, !2, !3, !4, !5, !6}
+; An update in place (srad's j[i] = j[i] + d): the store has no check of its own, the
+; load's covers it (same root and address), and it writes the real address, not the
+; sink. So the load's verdict is flushed before the store: a failed load never lets the
+; store write outside the block. (The second load, whose address is computed after the
+; first load so that the two make no batch, keeps the first deferred.)
+; CHECK-LABEL: define void @update(
+; CHECK: [[UI:%.*]] = icmp ult i64
+; CHECK: [[UP:%.*]] = select i1 [[UI]], ptr %p, ptr addrspacecast (ptr addrspace(1) @__cusafe_sink_load to ptr)
+; CHECK: %v = load float, ptr [[UP]]
+; CHECK: %w = load float
+; CHECK: br i1 {{.*}}!prof
+; CHECK: @__cusafe_site
+; CHECK: store float %s, ptr %p
+; CHECK: ret void
+; STATS: kernel update: 2 checks {{.*}} 1 removed (dominated){{.*}} 2 deferred (branch later in the block)
+define void @update(ptr %a, ptr %b, i64 %i) {
+  %p = getelementptr inbounds float, ptr %a, i64 %i
+  %v = load float, ptr %p, align 4
+  %q = getelementptr inbounds float, ptr %b, i64 %i
+  %w = load float, ptr %q, align 4
+  %s = fadd float %v, %w
+  store float %s, ptr %p, align 4
+  ret void
+}
+
+!nvvm.annotations = !{!0, !1, !2, !3, !4, !5, !6, !7}
 !0 = !{ptr @dependent, !"kernel", i32 1}
 !1 = !{ptr @call_flushes, !"kernel", i32 1}
 !2 = !{ptr @before_branching, !"kernel", i32 1}
@@ -183,3 +208,4 @@ done:
 !4 = !{ptr @shared_loop, !"kernel", i32 1}
 !5 = !{ptr @over_aligned, !"kernel", i32 1}
 !6 = !{ptr @aligned, !"kernel", i32 1}
+!7 = !{ptr @update, !"kernel", i32 1}
