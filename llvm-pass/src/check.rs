@@ -340,6 +340,19 @@ impl<'ctx> Checker<'ctx> {
                 resolve_ptr(e.replaced, r.root),
             );
         }
+        // So does a range with no check of its own that a deferred one covers (same root
+        // and address), on that check's verdict (`elim::defer`, riders): it must not
+        // reach the real address before the flush either.
+        for (k, r) in acc.ranges.iter().enumerate() {
+            let id = RangeId {
+                access: index,
+                range: k,
+            };
+            let by = plan.riders.get(&id).and_then(|by| e.deferred.get(by));
+            if let Some(d) = by {
+                sunk.push((r, d.verdict.inside));
+            }
+        }
         // A deferred check's access goes to a sink when its verdict failed.
         for (r, inside) in sunk {
             let addr = crate::sys::operand(acc.inst, r.operand)

@@ -22,9 +22,11 @@
 //! * a call that may stop the thread (anything but an intrinsic): what runs after a
 //!   failed access and before the report stays inside the thread's own registers and
 //!   the sinks;
-//! * an access the pending check covers (the recurring rule: same root and address, so
-//!   it has no check of its own and goes to the real address; srad's `j[i] = j[i] +
-//!   ...` stored to the real address before its load's verdict was out);
+//! * an access a pending check covers (the recurring rule: same root and address, so it
+//!   has no check of its own) that cannot ride on that check: a covered plain load or
+//!   store of at most [`SINK_BYTES`] goes to a sink on the covering verdict instead,
+//!   with no flush (srad's and lud's `a[i] = a[i] + ...` stored to the real address
+//!   before the load's verdict was out, until 2026-11-27; a flush there cost lud 14%);
 //! * an access whose check branches (a group, a batch, a check not deferred): a report
 //!   is always the first failing access in program order;
 //! * the block's terminator: no loop trip and no path starts with a verdict pending.
@@ -97,10 +99,12 @@ pub fn form<'ctx>(accesses: &[Access<'ctx>], cold: &ColdPaths, plan: &mut Plan<'
                     }
                     Kind::Branches => Some(true),
                     // An access that a pending check covers (the same root and address:
-                    // the recurring rule) goes to the real address, not to the sink:
-                    // the verdict must be out before it runs.
-                    Kind::Quiet if region.covers(&accesses[i], accesses) => Some(false),
-                    Kind::Quiet => None,
+                    // the recurring rule) has no check of its own: it rides on the
+                    // covering verdict to a sink, or the verdict must be out first.
+                    Kind::Quiet => match region.ride(i, &accesses[i], accesses, plan) {
+                        true => None,
+                        false => Some(false),
+                    },
                 },
                 None if inst.is_terminator() || stops(inst) => Some(false),
                 None => None,
@@ -132,15 +136,32 @@ impl<'ctx> Region<'ctx> {
         }
     }
 
-    /// Whether a pending check is of the same root and address as a range of `acc`
-    /// (which then emits no check of its own: it is covered).
-    fn covers(&self, acc: &Access<'ctx>, accesses: &[Access<'ctx>]) -> bool {
-        self.pending.iter().any(|&(id, _)| {
-            let p = id.of(accesses);
-            acc.ranges
-                .iter()
-                .any(|r| r.root == p.root && r.addr == p.addr)
-        })
+    /// Lets access `i` (`acc`, which emits no check) ride on the pending checks that
+    /// cover its ranges (same root and address): each such range then goes to a sink
+    /// on the covering verdict ([`Plan::riders`]). `false` when one cannot (the access
+    /// is no plain load or store, or no sink fits it): the caller flushes before it.
+    fn ride(
+        &self,
+        i: usize,
+        acc: &Access<'ctx>,
+        accesses: &[Access<'ctx>],
+        plan: &mut Plan<'ctx>,
+    ) -> bool {
+        let mut riders = Vec::new();
+        for (id, r) in RangeId::all(i, acc) {
+            let covering = self.pending.iter().find(|&&(p, _)| {
+                let p = p.of(accesses);
+                p.root == r.root && p.addr == r.addr
+            });
+            if let Some(&(by, _)) = covering {
+                if !plain_access(acc.inst) || !sinkable(r, acc.inst) {
+                    return false;
+                }
+                riders.push((id, by));
+            }
+        }
+        plan.riders.extend(riders);
+        true
     }
 
     /// Ends the region at `before` (an access whose checks branch when `at_access`):

@@ -292,6 +292,10 @@ pub struct Plan<'ctx> {
     pub deferred: HashSet<RangeId>,
     /// Where the deferred checks branch, in program order.
     pub flushes: Vec<Flush<'ctx>>,
+    /// Ranges with no check of their own that a pending deferred check covers (same
+    /// root and address): each goes to a sink on that check's verdict too, so it never
+    /// reaches the real address before the flush (`defer`). By the covered range.
+    pub riders: HashMap<RangeId, RangeId>,
 }
 
 /// One branch for deferred checks (`defer`): the or of their verdicts, taken right

@@ -176,18 +176,20 @@ done:
 }
 
 ; An update in place (srad's j[i] = j[i] + d): the store has no check of its own, the
-; load's covers it (same root and address), and it writes the real address, not the
-; sink. So the load's verdict is flushed before the store: a failed load never lets the
-; store write outside the block. (The second load, whose address is computed after the
-; first load so that the two make no batch, keeps the first deferred.)
+; load's covers it (same root and address). It rides on the load's verdict to the store
+; sink, with no flush before it: a failed load never lets the store write outside the
+; block, and the one flush stays before the terminator. (The second load's address is
+; computed after the first load, so that the two make no batch.)
 ; CHECK-LABEL: define void @update(
 ; CHECK: [[UI:%.*]] = icmp ult i64
 ; CHECK: [[UP:%.*]] = select i1 [[UI]], ptr %p, ptr addrspacecast (ptr addrspace(1) @__cusafe_sink_load to ptr)
 ; CHECK: %v = load float, ptr [[UP]]
 ; CHECK: %w = load float
+; CHECK-NOT: br i1
+; CHECK: [[US:%.*]] = select i1 [[UI]], ptr %p, ptr addrspacecast (ptr addrspace(1) @__cusafe_sink_store to ptr)
+; CHECK-NEXT: store float %s, ptr [[US]]
 ; CHECK: br i1 {{.*}}!prof
 ; CHECK: @__cusafe_site
-; CHECK: store float %s, ptr %p
 ; CHECK: ret void
 ; STATS: kernel update: 2 checks {{.*}} 1 removed (dominated){{.*}} 2 deferred (branch later in the block)
 define void @update(ptr %a, ptr %b, i64 %i) {
