@@ -51,24 +51,6 @@ fi
   --cuda-gpu-arch=sm_90 -S -o "$out/$name.ptx" "$src"
 "$CUSAFE_CUDA/bin/ptxas" -arch=sm_90 -O3 "$out/$name.ptx" -o "$out/$name.cubin"
 "$nvdisasm" -c "$out/$name.cubin" 2> /dev/null > "$out/$name.sass"
-# Per kernel: the instruction lines of its .text section, counted by opcode family.
-awk '
-  /^\/\/-+ \.text\./ { k = $2; sub(/^\.text\./, "", k); order[++n] = k; next }
-  k != "" && /^[ \t]+\/\*[0-9a-f]+\*\// {
-    line = $0; sub(/^[ \t]+\/\*[0-9a-f]+\*\/[ \t]+/, "", line); sub(/@!?U?P[0-9T] /, "", line)
-    split(line, w, /[ .;]/); op = w[1]
-    if (op == "NOP") next
-    total[k]++
-    if (op == "LDG") ldg[k]++; else if (op == "STG") stg[k]++
-    else if (op == "LDS") lds[k]++; else if (op == "STS") sts[k]++
-    else if (op == "BRA") bra[k]++; else if (op == "BSSY") bssy[k]++
-    else if (op == "CALL") call[k]++
-  }
-  END {
-    for (i = 1; i <= n; i++) {
-      k = order[i]
-      printf "%s: %d instructions, LDG %d, STG %d, LDS %d, STS %d, BRA %d, BSSY %d, CALL %d\n",
-        k, total[k], ldg[k], stg[k], lds[k], sts[k], bra[k], bssy[k], call[k]
-    }
-  }' "$out/$name.sass"
+# Per kernel: instructions by opcode family and the hot ones (scripts/lib/sass-counts.awk).
+awk -f "$(dirname "$0")/lib/sass-counts.awk" "$out/$name.sass"
 echo "sass.sh: $out/$name.sass (and .ptx, .cubin)" >&2

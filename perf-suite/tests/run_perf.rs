@@ -349,3 +349,25 @@ fn sass_sh_names_a_missing_input() {
         "{err}"
     );
 }
+
+/// scripts/lib/sass-counts.awk (scripts/sass.sh's counts) on a hand-made listing: a
+/// report path that falls through after the check's branch, its lone EXIT and a callee
+/// after the kernel are not hot; a kernel without checks is all hot.
+#[test]
+fn sass_counts_leave_report_paths_and_callees_out_of_hot() {
+    let out = Command::new("awk")
+        .arg("-f")
+        .arg(repo().join("scripts/lib/sass-counts.awk"))
+        .arg(repo().join("perf-suite/tests/fixtures/checked.sass"))
+        .output()
+        .expect("awk runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert_eq!(
+        text.lines().collect::<Vec<_>>(),
+        [
+            "checked: 14 instructions (6 hot: no report path, no callee), LDG 2, STG 1, LDS 0, STS 0, BRA 1, BSSY 0, CALL 1",
+            "plain: 4 instructions (4 hot: no report path, no callee), LDG 1, STG 1, LDS 0, STS 0, BRA 0, BSSY 0, CALL 0",
+        ]
+    );
+}
