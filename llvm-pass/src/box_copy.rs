@@ -7,8 +7,9 @@
 //! to 1023. So before a kernel is instrumented, the accesses of objects of known size
 //! that intervals cannot prove are tried again under candidate block shapes (powers of
 //! two, at most 1024 threads and at least 16, along the dimensions those accesses read),
-//! and the shape proving the most of them wins (then the larger, then the squarer).
-//! If it proves any, the kernel's body is copied (shim `cusafe_clone_body`) and a new
+//! and one is chosen ([`choose`]: it must save a check at an access, keep array indices
+//! inside their rows about as well as the best shape, then have the most threads).
+//! If one qualifies, the kernel's body is copied (shim `cusafe_clone_body`) and a new
 //! entry block tests `blockDim` against the shape: blocks that fit run the copy, whose
 //! `threadIdx`/`blockDim` reads carry `!range` metadata for the shape, so the ordinary
 //! planner (intervals and ScalarEvolution read it) proves those accesses there; every
@@ -115,15 +116,23 @@ fn sreg(i: InstructionValue) -> Option<(usize, bool)> {
     NTID.iter().position(|t| *t == n).map(|d| (d, false))
 }
 
-/// Gives kernel `f` a copy for the block shape that proves the most of its unproven
-/// accesses of known objects in bounds (see the module doc); `None` when no shape
-/// proves any, or `f` is too large.
+/// Gives kernel `f` a copy for the block shape [`choose`] picks among those that prove
+/// some of its unproven accesses of known objects in bounds (see the module doc);
+/// `None` when none qualifies, `f` accesses no known object, or `f` is too large.
 pub fn copy<'ctx>(ir: &Ir<'ctx>, f: FunctionValue<'ctx>) -> Option<Copied> {
     let insts = crate::ir::instructions(f);
     if insts.len() > MAX_INSTRUCTIONS {
         return None;
     }
     let found = crate::collect::collect(ir, &insts);
+    // Most kernels touch no `__shared__`, local or `__device__` object: no analyses then.
+    let objects = found.accesses.iter().flat_map(|a| &a.ranges);
+    if !objects
+        .into_iter()
+        .any(|r| matches!(r.target, Target::Object(_)))
+    {
+        return None;
+    }
     let (shape, proven) = {
         let cfg = Cfg::of(f);
         let scev = LoopAnalyses::new(f);
@@ -179,7 +188,7 @@ struct Score {
     /// Of those, the ones whose every array index stays in its dimension
     /// ([`Intervals::rows_fit`]).
     rows: usize,
-    /// Of those, the ones not checked once per loop in a preheader anyway.
+    /// Of the proven ones, those not checked once per loop in a preheader anyway.
     saved: usize,
     shape: Shape,
 }

@@ -101,10 +101,7 @@ pub fn form<'ctx>(accesses: &[Access<'ctx>], cold: &ColdPaths, plan: &mut Plan<'
                     // An access that a pending check covers (the same root and address:
                     // the recurring rule) has no check of its own: it rides on the
                     // covering verdict to a sink, or the verdict must be out first.
-                    Kind::Quiet => match region.ride(i, &accesses[i], accesses, plan) {
-                        true => None,
-                        false => Some(false),
-                    },
+                    Kind::Quiet => (!region.ride(i, &accesses[i], accesses, plan)).then_some(false),
                 },
                 None if inst.is_terminator() || stops(inst) => Some(false),
                 None => None,
