@@ -21,8 +21,10 @@
 #   plain and cusafe are always made: "plain cusafe" skips the ablation).
 #   CUSAFE_PERF_NOOPT_ENV, the pass variables the noopt build is made with (default
 #   CUSAFE_PASS_OPT=0): an A/B of one pass switch, timed interleaved with the others,
-#   e.g. CUSAFE_PERF_NOOPT_ENV=CUSAFE_PASS_DEFER=0. Written to the bundle's NOOPT_ENV;
-#   the table names the column after it.
+#   e.g. CUSAFE_PERF_NOOPT_ENV=CUSAFE_PASS_DEFER=0, or of two pass builds with
+#   CUSAFE_PERF_NOOPT_ENV=CUSAFE_PASS_PLUGIN=/path/to/other/libcusafe_pass.so (one built
+#   from another commit in a git worktree). Written to the bundle's NOOPT_ENV; the
+#   table names the column after it.
 # Examples:
 #   scripts/build-perf.sh                              # every workload into build/perf
 #   CUSAFE_PERF_ONLY="gemm bfs" scripts/build-perf.sh  # two of them
@@ -35,7 +37,7 @@ shift $(($# > 0 ? 1 : 0))
 src=perf-suite/workloads # relative: reports and debug info name perf-suite/workloads/x.cu
 read -r -a noopt_env <<< "${CUSAFE_PERF_NOOPT_ENV:-CUSAFE_PASS_OPT=0}"
 for v in "${noopt_env[@]}"; do
-  if ! [[ $v =~ ^CUSAFE_PASS_[A-Z_]+=[A-Za-z0-9_]*$ ]]; then
+  if ! [[ $v =~ ^CUSAFE_PASS_[A-Z_]+=[A-Za-z0-9_./+-]*$ ]]; then
     echo "build-perf.sh: CUSAFE_PERF_NOOPT_ENV: '$v' is not a CUSAFE_PASS_NAME=VALUE assignment (docs/pass.md lists them); e.g. CUSAFE_PERF_NOOPT_ENV=CUSAFE_PASS_DEFER=0" >&2
     exit 2
   fi

@@ -167,6 +167,20 @@ pub const fn fits(a: u64, start: u64, limit: u64, len: u64) -> bool {
     end <= limit && end >= len
 }
 
+/// What the start of every window with a nonzero limit is a multiple of: the windows
+/// [`launch_bounds`] gives and those the device's root half works out (a payload start,
+/// the foreign window's). Windows with limit 0 fail every access whatever their start.
+pub const START_ALIGN: u64 = 16;
+
+/// The device's verdict on an access of `len` bytes at `a` where the access is aligned
+/// to `len` and `len` is a power of two up to [`START_ALIGN`] (the IR says so): its last
+/// byte in the window, one compare against the limit. Agrees with [`fits`] there: an
+/// aligned access that starts below an aligned start ends below it too, so the
+/// subtraction wraps for it as for the first byte.
+pub const fn fits_aligned(a: u64, start: u64, limit: u64, len: u64) -> bool {
+    a.wrapping_sub(start).wrapping_add(len - 1) < limit
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

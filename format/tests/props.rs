@@ -2,7 +2,8 @@
 //! one-past-the-end guarantee.
 
 use cusafe_format::block::*;
-use cusafe_format::launch::{fits, launch_bounds};
+use cusafe_format::devheap::{arena_va, MIN_CLASS};
+use cusafe_format::launch::{fits, fits_aligned, launch_bounds, START_ALIGN};
 use cusafe_format::pointer::*;
 use cusafe_format::report::*;
 use proptest::prelude::*;
@@ -140,5 +141,25 @@ proptest! {
         } else {
             prop_assert_eq!(fits(a, start, limit, len), access_ok(a, base, header, len));
         }
+    }
+
+    #[test]
+    fn aligned_accesses_decide_on_their_last_byte((size, t) in size_and_class(), slot: u64, arg_frac in 0.0f64..=1.0, off: i64, log_len in 0u32..=4, freed: bool, foreign: u64, which in 0u32..3) {
+        // The window of a cusafe argument, a device-heap one, or a foreign one (the
+        // root half's and launch_bounds' windows with a nonzero limit).
+        let len = 1u64 << log_len;
+        let base = block_at(t, slot);
+        let arg = payload(base) + (size as f64 * arg_frac) as u64;
+        let header = if freed { 0 } else { size };
+        let heap_arg = arena_va(t.clamp(MIN_CLASS, IN_BAND_LAST_CLASS)) + (slot % (1 << 20)) * 16;
+        let (start, limit) = match which {
+            0 => launch_bounds(arg, |_| header, |_| false),
+            1 => launch_bounds(heap_arg, |_| panic!("device-heap headers are not read"), |_| false),
+            _ => launch_bounds(NULL_PAGE + foreign % (WINDOW_SIZE - NULL_PAGE), |_| panic!("not cusafe"), |_| true),
+        };
+        prop_assert!(limit == 0 || start % START_ALIGN == 0, "start {start:#x} limit {limit}");
+        // Any address aligned to the access's length.
+        let a = gep(start, off) & !(len - 1);
+        prop_assert_eq!(fits_aligned(a, start, limit, len), fits(a, start, limit, len), "a {:#x}", a);
     }
 }

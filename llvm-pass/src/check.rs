@@ -26,7 +26,7 @@
 use crate::classify::{ObjSize, Object};
 use crate::collect::{Access, Len, Range, Target};
 use crate::elim::defer::SINK_BYTES;
-use crate::elim::plan::{Anchor, CheckPlan, Flush, LoopCheck, Plan, RangeId, Unit};
+use crate::elim::plan::{Anchor, CheckPlan, Flush, LoopCheck, Plan, RangeId, Shape, Unit};
 use crate::elim::ColdPaths;
 use crate::ir::{addr_space, space, Ir, AS_GLOBAL};
 use crate::launch::{RootPart, Windows};
@@ -35,6 +35,7 @@ use crate::strip::Roots;
 use cusafe_format::block::{
     class_shift, FIRST_SLOTTED_CLASS, GRANULE, HEADER_BYTES, HEADER_SLOTS, PREFIX, SLOT_SHIFT,
 };
+use cusafe_format::launch::START_ALIGN;
 use cusafe_format::pointer::{FOREIGN_WINDOW, MAX_TAG, MIN_TAG, TAG_SHIFT};
 use cusafe_format::pseudo::PSEUDO_BIT;
 use inkwell::basic_block::BasicBlock;
@@ -180,11 +181,21 @@ pub struct Checker<'ctx> {
     cold: ColdPaths<'ctx>,
     /// The launch-time windows of kernel pointer parameters (`crate::launch`).
     windows: Windows<'ctx>,
-    /// Builds the bounds of [`Checker::bound`] next to their window, wherever the main
+    /// Builds the values of [`Checker::beside`] next to their window, wherever the main
     /// builder is.
     aux: Builder<'ctx>,
-    /// Bounds built so far, by window size value and access length.
-    bounds: RefCell<HashMap<(IntValue<'ctx>, u64), IntValue<'ctx>>>,
+    /// Values derived from a window's start or size built so far, by that value, what
+    /// was derived and the access length.
+    derived: RefCell<HashMap<(IntValue<'ctx>, Derived, u64), IntValue<'ctx>>>,
+}
+
+/// What [`Checker::beside`] derived from a window value.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum Derived {
+    /// [`Checker::bound`] of a size.
+    Bound,
+    /// [`Checker::last_byte_start`] of a start.
+    LastByteStart,
 }
 
 impl<'ctx> Checker<'ctx> {
@@ -228,7 +239,7 @@ impl<'ctx> Checker<'ctx> {
             cold,
             windows,
             aux: ir.ctx.create_builder(),
-            bounds: RefCell::new(HashMap::new()),
+            derived: RefCell::new(HashMap::new()),
         }
     }
 
@@ -632,12 +643,25 @@ impl<'ctx> Checker<'ctx> {
                 CheckPlan::Leader(_, g) => {
                     let group = &plan.groups[g];
                     let shape = group.shape.map(|v| resolve(e.replaced, v));
-                    let (addr, len, wraps) = crate::shape::union(ir, &shape);
+                    // The leader's own address, when it is where the union starts and
+                    // the batch branches at the leader: the base is not rebuilt.
+                    let lo = match shape {
+                        Shape::Offsets { lo, .. } => Some(lo),
+                        _ => None,
+                    };
+                    let own = group
+                        .members
+                        .iter()
+                        .find(|&&(m, x)| m == id && Some(x) == lo)
+                        .filter(|_| verdicts_at.is_none() && id.inst(accesses) == inst)
+                        .map(|_| resolve_ptr(e.replaced, r.addr));
+                    let (addr, len, wraps) = crate::shape::union(ir, &shape, own);
                     guards.extend(wraps);
                     let range = Range {
                         addr,
                         root: resolve_ptr(e.replaced, r.root),
                         len,
+                        align: 1,
                         ..r.clone()
                     };
                     (range, Some((group, shape)))
@@ -660,10 +684,22 @@ impl<'ctx> Checker<'ctx> {
             verdicts.push((id, range, group, anchor));
         }
         let Some(bad) = bad else { return };
+        // Whether the or says exactly that some member fails: no guard (a wrap makes the
+        // union fail with every member in bounds) and no index hull (its union can
+        // hold addresses no member touches). A plain range is checked again as it is;
+        // an offset or strided union runs from its lowest member's start to its
+        // highest member's end, and the window is one interval, so when the union
+        // does not fit, one of those two members does not.
+        let exact = guards.is_empty()
+            && units.iter().all(|u| match u.plan {
+                CheckPlan::Leader(_, g) => !matches!(plan.groups[g].shape, Shape::Hull(_)),
+                _ => true,
+            });
         let bad = guards.into_iter().fold(bad, |b, g| ir.or(b, g));
         // Each report block splits off before `term`, which stays the cold chain's last
         // branch (back to the first access).
         let term = ir.split_if_then(bad, inst);
+        let mut chain = Vec::new();
         for (id, range, group, anchor) in verdicts {
             // Its root before recover-mode phis replaced loads (see `cold_call`).
             let original_root = id.of(accesses).root;
@@ -694,13 +730,30 @@ impl<'ctx> Checker<'ctx> {
                     })
                     .collect(),
             };
-            for (at, r) in members {
-                ir.at(term);
-                let (v, len) = self.verdict(e, &r, anchor);
+            chain.extend(
+                members
+                    .into_iter()
+                    .map(|(at, r)| (at, r, original_root, anchor)),
+            );
+        }
+        // In trap mode, with an exact or and every report a trap (none out of line,
+        // which may return), the chain reaching its last member means that member
+        // fails: its report needs no compare, and the chain never goes back to the
+        // access (no reconvergence around the batch).
+        let last_traps = exact
+            && self.trap_slot.is_some()
+            && chain
+                .iter()
+                .all(|(_, r, root, _)| !self.cold.out_of_line(r, *root));
+        let n = chain.len();
+        for (k, (at, r, original_root, anchor)) in chain.into_iter().enumerate() {
+            ir.at(term);
+            let (v, len) = self.verdict(e, &r, anchor);
+            if !(last_traps && k + 1 == n) {
                 let report = ir.split_if_then(ir.not(v.inside), term);
                 ir.at(report);
-                self.cold_call(e, at, &r, original_root, &v, len);
             }
+            self.cold_call(e, at, &r, original_root, &v, len);
         }
     }
 
@@ -733,40 +786,62 @@ impl<'ctx> Checker<'ctx> {
     /// right after the window's size (a constant folds), so a hoisted root half hoists
     /// its bounds too.
     fn bound(&self, ir: &Ir<'ctx>, size: IntValue<'ctx>, len: u64) -> IntValue<'ctx> {
-        let key = (size, len);
-        if let Some(&b) = self.bounds.borrow().get(&key) {
-            return b;
-        }
         let ty = size.get_type();
-        let k = ty.const_int(len - 1, false);
-        let b = if let Some(n) = size.get_zero_extended_constant() {
+        if let Some(n) = size.get_zero_extended_constant() {
             // An object's size: fold.
-            ty.const_int(n.saturating_sub(len - 1), false)
-        } else {
-            // Right after the size's definition (an instruction), or at the entry.
-            let at = &self.aux;
-            let after = match size.as_instruction() {
-                Some(def) => def.get_next_instruction(),
-                None => {
-                    let bb = ir.b.get_insert_block().expect("positioned");
-                    let func = bb.get_parent().expect("a block of a function");
-                    let entry = func.get_first_basic_block().expect("a body");
-                    entry.get_first_instruction()
-                }
-            };
-            at.position_before(&after.expect("a value is defined before a terminator"));
+            return ty.const_int(n.saturating_sub(len - 1), false);
+        }
+        self.beside(ir, size, (Derived::Bound, len), |at| {
+            let k = ty.const_int(len - 1, false);
             let ge = at.build_int_compare(IntPredicate::UGE, size, k, "");
             let rest = at.build_int_sub(size, k, "");
-            let zero = ty.const_zero();
             let b = at.build_select(
                 ge.expect("positioned"),
                 rest.expect("positioned"),
-                zero,
+                ty.const_zero(),
                 "cusafe.bound",
             );
             b.expect("positioned").into_int_value()
+        })
+    }
+
+    /// `start - (len - 1)` (wrapping), so that an aligned access's last byte is
+    /// compared as `addr - it` (`heap_verdict`): one subtraction at the access. Built
+    /// once per window and length, right after the window's start.
+    fn last_byte_start(&self, ir: &Ir<'ctx>, start: IntValue<'ctx>, len: u64) -> IntValue<'ctx> {
+        self.beside(ir, start, (Derived::LastByteStart, len), |at| {
+            let k = start.get_type().const_int(len - 1, false);
+            let v = at.build_int_sub(start, k, "cusafe.start.last");
+            v.expect("positioned")
+        })
+    }
+
+    /// What `make` builds from `v`, built once per key with the auxiliary builder right
+    /// after `v`'s definition (an instruction), or at the entry (an argument).
+    fn beside(
+        &self,
+        ir: &Ir<'ctx>,
+        v: IntValue<'ctx>,
+        (what, len): (Derived, u64),
+        make: impl FnOnce(&Builder<'ctx>) -> IntValue<'ctx>,
+    ) -> IntValue<'ctx> {
+        let key = (v, what, len);
+        if let Some(&b) = self.derived.borrow().get(&key) {
+            return b;
+        }
+        let after = match v.as_instruction() {
+            Some(def) => def.get_next_instruction(),
+            None => {
+                let bb = ir.b.get_insert_block().expect("positioned");
+                let func = bb.get_parent().expect("a block of a function");
+                let entry = func.get_first_basic_block().expect("a body");
+                entry.get_first_instruction()
+            }
         };
-        self.bounds.borrow_mut().insert(key, b);
+        self.aux
+            .position_before(&after.expect("a value is defined before a terminator"));
+        let b = make(&self.aux);
+        self.derived.borrow_mut().insert(key, b);
         b
     }
 
@@ -841,7 +916,16 @@ impl<'ctx> Checker<'ctx> {
         p: RootPart<'ctx>,
     ) -> Verdict<'ctx> {
         let off = ir.sub(ir.to_int(r.addr), p.start);
-        let inside = self.fits(ir, r, off, p.limit, len);
+        let inside = match r.len {
+            // An access aligned to its power-of-two length (`launch::fits_aligned`,
+            // docs/formats.md, "The check"): its last byte in the window, one compare
+            // against the limit itself, no bound to build.
+            Len::Const(n) if n.is_power_of_two() && n <= r.align.min(START_ALIGN) => {
+                let last = ir.sub(ir.to_int(r.addr), self.last_byte_start(ir, p.start, n));
+                ir.icmp(IntPredicate::ULT, last, p.limit)
+            }
+            _ => self.fits(ir, r, off, p.limit, len),
+        };
         Verdict {
             inside,
             off,

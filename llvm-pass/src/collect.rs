@@ -41,6 +41,10 @@ pub struct Range<'ctx> {
     pub flags: u32,
     /// Which operand of the instruction the address is (stripped before the access).
     pub operand: u32,
+    /// The alignment the IR states for the address (a load's or store's `align`), in
+    /// bytes; 1 where it states none (atomics, memory intrinsics) and for ranges made
+    /// from several accesses (unions, whole loops).
+    pub align: u64,
 }
 
 /// An instruction to instrument and the ranges it touches.
@@ -131,6 +135,11 @@ impl<'ctx> Found<'ctx> {
             Decision::Proven => return self.proven += 1,
             Decision::Unknown => return self.unknown += 1,
         };
+        // Loads and stores state it (`LLVMGetAlignment`); a zero means none.
+        let align = match opcode(inst) {
+            Some(LLVMOpcode::LLVMLoad | LLVMOpcode::LLVMStore) => inst.get_alignment().unwrap_or(1),
+            _ => 1,
+        };
         ranges.push(Range {
             addr,
             root,
@@ -138,6 +147,7 @@ impl<'ctx> Found<'ctx> {
             len,
             flags,
             operand: op,
+            align: u64::from(align.max(1)),
         });
     }
 

@@ -12,10 +12,12 @@ use inkwell::IntPredicate;
 
 /// Builds, at the builder's position, the start and length of the one range whose check
 /// stands for the members' of `shape`, and for a guarded shape the flag that its guard
-/// fails (the check must fail then too).
+/// fails (the check must fail then too). `start`: an offset shape's start as a value
+/// that exists (the address of a member at `lo`), used instead of rebuilding it.
 pub fn union<'ctx>(
     ir: &Ir<'ctx>,
     shape: &Shape<'ctx>,
+    start: Option<PointerValue<'ctx>>,
 ) -> (PointerValue<'ctx>, Len<'ctx>, Option<IntValue<'ctx>>) {
     match shape {
         Shape::Offsets {
@@ -24,7 +26,7 @@ pub fn union<'ctx>(
             hi,
             guard,
         } => (
-            base.build(ir, *lo),
+            start.unwrap_or_else(|| base.build(ir, *lo)),
             Len::Const((hi - lo) as u64),
             guard.map(|g| g.wraps(ir)),
         ),

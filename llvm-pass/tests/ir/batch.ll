@@ -6,6 +6,7 @@
 ; RUN: %verify %t.ll
 ; RUN: FileCheck %s < %t.ll
 ; RUN: FileCheck %s --check-prefix=STATS < %t.stats
+; RUN: %calls %opt %s | FileCheck %s --check-prefix=RECOVER
 ; RUN: %llc %t.ll -o %t.ptx
 ; RUN: %ptxas %t.ptx -o %t.cubin
 target datalayout = "e-i64:64-i128:128-v16:16-v32:32-n16:32:64"
@@ -18,17 +19,32 @@ define void @opaque() noinline {
 }
 
 ; Two roots, addresses ready before the first access: one branch, two compares; the
-; cold path checks the load's range, then the store's, each at its own site.
+; cold path checks the load's range, then the store's, each at its own site. The or is
+; exact (two plain ranges), so once the load's range passes there, the store's is the
+; one that failed: its report takes no compare, and the chain never goes back.
 ; CHECK-LABEL: define void @two_roots(
-; CHECK: [[A:%.*]] = icmp ult i64 {{%.*}}, %cusafe.bound
-; CHECK: [[B:%.*]] = icmp ult i64 {{%.*}}, %cusafe.bound
+; CHECK: [[A:%.*]] = icmp ult i64 {{%.*}}, %cusafe.limit.0
+; CHECK: [[B:%.*]] = icmp ult i64 {{%.*}}, %cusafe.limit.1
 ; CHECK: [[OR:%.*]] = or i1
 ; CHECK: br i1 [[OR]]
+; CHECK: br i1 {{%.*}}, label {{%.*}}, label %[[STORE:.*]], !prof
 ; CHECK: @__cusafe_site.0
+; CHECK-NEXT: unreachable
+; CHECK: [[STORE]]:
+; CHECK-NOT: br
 ; CHECK: @__cusafe_site.1
+; CHECK-NEXT: unreachable
 ; CHECK: load float
 ; CHECK-NOT: br i1 {{.*}}!prof
 ; CHECK: store float
+; Recover mode: a report returns, so the store's range is compared too and the chain
+; goes back to the access.
+; RECOVER-LABEL: define void @two_roots(
+; RECOVER: call i32 @__cusafe_fail({{.*}}@__cusafe_site.0
+; RECOVER: [[SC:%.*]] = icmp ult i64 {{%.*}}, %cusafe.limit.1
+; RECOVER: br i1 {{%.*}}, label {{%.*}}, label {{%.*}}, !prof
+; RECOVER: call i32 @__cusafe_fail({{.*}}@__cusafe_site.1
+; RECOVER: load float
 ; STATS: kernel two_roots: 2 checks {{.*}} 1 batched (sharing a branch)
 define void @two_roots(ptr %a, ptr %b, i64 %i) {
   %p = getelementptr inbounds float, ptr %a, i64 %i

@@ -277,13 +277,12 @@ exit:
 ; Neighbours: a 3-point stencil on int indices (sext of add nsw) is one check of
 ; [a + 4(i-1), a + 4(i+1) + 4); the store through another root stays on its own.
 ; CHECK-LABEL: define void @stencil(
-; The union is 12 bytes: it fits at offsets below limit - 11.
+; The union is 12 bytes: it fits at offsets below limit - 11. It starts where the
+; first load reads, so that load's own address is its start (nothing rebuilt).
 ; CHECK: %cusafe.bound{{[0-9]*}} = select i1 {{%.*}}, i64 {{%.*}}, i64 0
-; CHECK: [[B:%.*]] = getelementptr float, ptr %a, i64 %{{.*}}
-; CHECK: [[LO:%.*]] = getelementptr i8, ptr [[B]], i64 -4
-; CHECK: [[LOI:%.*]] = ptrtoint ptr [[LO]] to i64
-; CHECK: [[OFF:%.*]] = sub i64 [[LOI]], {{%.*}}
-; CHECK: icmp ult i64 [[OFF]], %cusafe.bound
+; CHECK: [[LOI:%.*]] = ptrtoint ptr %pm to i64
+; CHECK-NEXT: [[OFF:%.*]] = sub i64 [[LOI]], {{%.*}}
+; CHECK-NEXT: icmp ult i64 [[OFF]], %cusafe.bound
 ; STATS: kernel stencil: 2 checks {{.*}} 2 merged (neighbouring)
 define void @stencil(ptr %a, ptr %out, i32 %i) {
   %im = add nsw i32 %i, -1
@@ -306,8 +305,9 @@ define void @stencil(ptr %a, ptr %out, i32 %i) {
 
 ; Neighbours in a 2-D stencil row: `sext (row + (j - 1))`, `sext (row + j)` and
 ; `sext (row + (j + 1))` with no-wrap adds are the terms row and j plus -1, 0, 1: one
-; check of [a + 4(row + j - 1), + 12), its base rebuilt as sext row + sext j (no i32
-; sum that could wrap where the program's did not).
+; check of [a + 4(row + j - 1), + 12). The first load is the middle one, so the
+; union's start is rebuilt: its base as sext row + sext j (no i32 sum that could wrap
+; where the program's did not).
 ; CHECK-LABEL: define void @stencil2d(
 ; CHECK: [[R:%.*]] = sext i32 %row to i64
 ; CHECK: [[J:%.*]] = sext i32 %j to i64
@@ -327,8 +327,8 @@ define void @stencil2d(ptr %a, i32 %row, i32 %j) {
   %pm = getelementptr inbounds float, ptr %a, i64 %xm
   %p = getelementptr inbounds float, ptr %a, i64 %x
   %pp = getelementptr inbounds float, ptr %a, i64 %xp
-  %vm = load float, ptr %pm, align 4
   %v = load float, ptr %p, align 4
+  %vm = load float, ptr %pm, align 4
   %vp = load float, ptr %pp, align 4
   ret void
 }

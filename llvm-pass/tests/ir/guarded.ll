@@ -18,13 +18,11 @@ target datalayout = "e-i64:64-i128:128-v16:16-v32:32-n16:32:64"
 target triple = "nvptx64-nvidia-cuda"
 
 ; CHECK-LABEL: define void @row(
-; The union from the base sext x, 4 bytes down.
-; CHECK: [[B:%.*]] = sext i32 %x to i64
-; CHECK: [[BP:%.*]] = getelementptr float, ptr %a, i64 [[B]]
-; CHECK: [[LO:%.*]] = getelementptr i8, ptr [[BP]], i64 -4
+; The union starts at the first load's own address (the lowest member's: the base
+; sext x, 4 bytes down, where nothing wraps; the guard covers the rest).
 ; CHECK: [[SHIFTED:%.*]] = add i32 %x, 2147483647
 ; CHECK: [[WRAPS:%.*]] = icmp ugt i32 [[SHIFTED]], -3
-; CHECK: ptrtoint ptr [[LO]] to i64
+; CHECK: ptrtoint ptr %pm to i64
 ; CHECK: [[BAD:%.*]] = or i1 {{%.*}}, [[WRAPS]]
 ; CHECK: br i1 [[BAD]]
 ; The cold path: the members' real addresses, rebuilt before the first access.

@@ -15,8 +15,15 @@ define void @k(ptr %a, i64 %i) {
   store float %w, ptr %p, align 4
   ret void
 }
-!nvvm.annotations = !{!0}
+define void @unaligned(ptr %a, i64 %i) {
+  %p = getelementptr inbounds i8, ptr %a, i64 %i
+  %v = load float, ptr %p, align 1
+  store float %v, ptr %a, align 4
+  ret void
+}
+!nvvm.annotations = !{!0, !1}
 !0 = !{ptr @k, !"kernel", i32 1}
+!1 = !{ptr @unaligned, !"kernel", i32 1}
 
 ; Sites: the load's (flags 0) and the store's (flag 1: a write).
 ; CHECK: @__cusafe_site.0 = internal addrspace(1) global { i32, i32, ptr } { i32 0, i32 0,
@@ -39,16 +46,16 @@ define void @k(ptr %a, i64 %i) {
 ; CHECK: [[OS:%.*]] = select i1 [[TAGGED]], i64 [[RI]], i64 65536
 ; CHECK: [[OL:%.*]] = select i1 [[TAGGED]], i64 0, i64 140737488289792
 ; CHECK: [[START:%.*]] = select i1 [[IN]], i64 {{%.*}}, i64 [[OS]]
-; CHECK: [[LIMIT:%.*]] = select i1 [[IN]], i64 [[SIZE]], i64 [[OL]]
-; A 4-byte access fits at offsets below limit - 3 (0 when the window is smaller, as a
-; freed block's zero header or a poisoned root's zero limit): built once, right after.
-; CHECK-NEXT: [[GE:%.*]] = icmp uge i64 [[LIMIT]], 3
-; CHECK-NEXT: [[REST:%.*]] = sub i64 [[LIMIT]], 3
-; CHECK-NEXT: [[BOUND:%.*]] = select i1 [[GE]], i64 [[REST]], i64 0
-; The address half, after the root half:
+; A 4-byte access aligned to 4 is in the window when its last byte is: the start less
+; 3 is built once, right after the start.
+; CHECK-NEXT: [[SL:%.*]] = sub i64 [[START]], 3
+; CHECK-NEXT: [[LIMIT:%.*]] = select i1 [[IN]], i64 [[SIZE]], i64 [[OL]]
+; The address half, after the root half: one subtraction, one compare against the
+; limit itself.
+; CHECK: [[OFF:%.*]] = sub i64 {{%.*}}, [[START]]
 ; CHECK: [[AI:%.*]] = ptrtoint ptr %p to i64
-; CHECK: [[OFF:%.*]] = sub i64 [[AI]], [[START]]
-; CHECK: icmp ult i64 [[OFF]], [[BOUND]]
+; CHECK: [[LAST:%.*]] = sub i64 [[AI]], [[SL]]
+; CHECK: icmp ult i64 [[LAST]], [[LIMIT]]
 ; CHECK: br i1 {{%.*}}, label %[[REPORT:.*]], label %[[ACCESS:.*]], !prof [[COLD:![0-9]+]]
 ; The cold block passes what the check saw; device-rt works out the kind. The address
 ; is rebuilt there from the window's start and the offset (the fast path keeps neither
@@ -64,6 +71,16 @@ define void @k(ptr %a, i64 %i) {
 ; CHECK: load i64
 ; CHECK: call i32 @__cusafe_fail(i64 {{%.*}}, i64 {{%.*}}, i64 {{%.*}}, i32 4, ptr addrspacecast (ptr addrspace(1) @__cusafe_site.1 to ptr))
 ; CHECK: store float
+; An access the IR does not say is aligned (align 1) compares its first byte against
+; limit - 3 (0 when the window is smaller, as a freed block's zero header or a
+; poisoned root's zero limit), built once, right after the limit.
+; CHECK-LABEL: define void @unaligned(
+; CHECK: [[ULIMIT:%.*]] = select i1 {{%.*}}, i64 %cusafe.size, i64 {{%.*}}
+; CHECK-NEXT: [[GE:%.*]] = icmp uge i64 [[ULIMIT]], 3
+; CHECK-NEXT: [[REST:%.*]] = sub i64 [[ULIMIT]], 3
+; CHECK-NEXT: [[BOUND:%.*]] = select i1 [[GE]], i64 [[REST]], i64 0
+; CHECK: [[UOFF:%.*]] = sub i64 {{%.*}}, {{%.*}}
+; CHECK: icmp ult i64 [[UOFF]], [[BOUND]]
 ; The runtime is linked in and internal.
 ; CHECK: define internal noundef i32 @__cusafe_fail(
 ; CHECK: [[COLD]] = !{!"branch_weights", i32 1, i32 1048575}

@@ -32,7 +32,11 @@ define i32 @get(ptr addrspace(1) %a, i64 %i) {
 ; CHECK: [[PRE:%.*]] = select i1 [[SLOTTED]], i64 2097152, i64 256
 ; CHECK: [[PAY:%.*]] = add i64 [[BASE]], [[PRE]]
 ; CHECK: [[START:%.*]] = select i1 [[IN]], i64 [[PAY]], i64 {{%.*}}
+; CHECK: [[SL:%.*]] = sub i64 [[START]], 3
 ; CHECK: [[LIMIT:%.*]] = select i1 [[IN]], i64 %cusafe.size, i64 {{%.*}}
-; CHECK: icmp uge i64 [[LIMIT]], 3
-; CHECK: [[AI:%.*]] = ptrtoint ptr addrspace(1) %p to i64
-; CHECK: sub i64 [[AI]], [[START]]
+; The offset the report passes, then the last byte's, compared against the limit.
+; CHECK: [[A0:%.*]] = ptrtoint ptr addrspace(1) %p to i64
+; CHECK-NEXT: sub i64 [[A0]], [[START]]
+; CHECK-NEXT: [[AI:%.*]] = ptrtoint ptr addrspace(1) %p to i64
+; CHECK-NEXT: [[LAST:%.*]] = sub i64 [[AI]], [[SL]]
+; CHECK: icmp ult i64 [[LAST]], [[LIMIT]]
