@@ -35,7 +35,6 @@ use crate::strip::Roots;
 use cusafe_format::block::{
     class_shift, FIRST_SLOTTED_CLASS, GRANULE, HEADER_BYTES, HEADER_SLOTS, PREFIX, SLOT_SHIFT,
 };
-use cusafe_format::launch::START_ALIGN;
 use cusafe_format::pointer::{FOREIGN_WINDOW, MAX_TAG, MIN_TAG, TAG_SHIFT};
 use cusafe_format::pseudo::PSEUDO_BIT;
 use inkwell::basic_block::BasicBlock;
@@ -661,7 +660,7 @@ impl<'ctx> Checker<'ctx> {
                         addr,
                         root: resolve_ptr(e.replaced, r.root),
                         len,
-                        align: 1,
+                        last_byte: false,
                         ..r.clone()
                     };
                     (range, Some((group, shape)))
@@ -920,7 +919,7 @@ impl<'ctx> Checker<'ctx> {
             // An access aligned to its power-of-two length (`launch::fits_aligned`,
             // docs/formats.md, "The check"): its last byte in the window, one compare
             // against the limit itself, no bound to build.
-            Len::Const(n) if n.is_power_of_two() && n <= r.align.min(START_ALIGN) => {
+            Len::Const(n) if r.last_byte => {
                 let last = ir.sub(ir.to_int(r.addr), self.last_byte_start(ir, p.start, n));
                 ir.icmp(IntPredicate::ULT, last, p.limit)
             }

@@ -4,6 +4,7 @@
 
 use crate::classify::{decide, Decision, Object};
 use crate::ir::{callee, is_intrinsic, name, opcode, operand, Ir};
+use cusafe_format::launch::START_ALIGN;
 use cusafe_format::report::{ACCESS_ATOMIC, ACCESS_RANGE, ACCESS_WRITE};
 use inkwell::values::{CallSiteValue, FunctionValue, InstructionValue, IntValue, PointerValue};
 use llvm_sys::LLVMOpcode;
@@ -41,10 +42,12 @@ pub struct Range<'ctx> {
     pub flags: u32,
     /// Which operand of the instruction the address is (stripped before the access).
     pub operand: u32,
-    /// The alignment the IR states for the address (a load's or store's `align`), in
-    /// bytes; 1 where it states none (atomics, memory intrinsics) and for ranges made
-    /// from several accesses (unions, whole loops).
-    pub align: u64,
+    /// Whether the check may compare the range's last byte alone (`check.rs`,
+    /// `launch::fits_aligned`): a load or store whose IR alignment is at least its
+    /// power-of-two length, up to `launch::START_ALIGN`, outside any loop (see
+    /// [`Found::keep_last_byte`]); never a range made from several accesses (unions,
+    /// whole loops).
+    pub last_byte: bool,
 }
 
 /// An instruction to instrument and the ranges it touches.
@@ -115,6 +118,19 @@ fn operand_size<'ctx>(ir: &Ir<'ctx>, inst: InstructionValue<'ctx>, i: u32) -> u6
 }
 
 impl<'ctx> Found<'ctx> {
+    /// Keeps the last-byte compare ([`Range::last_byte`]) only for accesses `in_loop`
+    /// says are outside every loop. In a loop, the bound the other form needs is built
+    /// once outside it, and on an H200 the last-byte form ran slower there (gemm's tile
+    /// loads 1.098x -> 1.143x; srad, conv2d and the other straight-line kernels gained:
+    /// results/2026-11-27-h200-perf-17).
+    pub fn keep_last_byte(&mut self, in_loop: impl Fn(InstructionValue<'ctx>) -> bool) {
+        for a in &mut self.accesses {
+            if in_loop(a.inst) {
+                a.ranges.iter_mut().for_each(|r| r.last_byte = false);
+            }
+        }
+    }
+
     fn add(
         &mut self,
         ir: &Ir<'ctx>,
@@ -135,11 +151,13 @@ impl<'ctx> Found<'ctx> {
             Decision::Proven => return self.proven += 1,
             Decision::Unknown => return self.unknown += 1,
         };
-        // Loads and stores state it (`LLVMGetAlignment`); a zero means none.
+        // Loads and stores state their alignment (`LLVMGetAlignment`; 0: none).
         let align = match opcode(inst) {
-            Some(LLVMOpcode::LLVMLoad | LLVMOpcode::LLVMStore) => inst.get_alignment().unwrap_or(1),
-            _ => 1,
+            Some(LLVMOpcode::LLVMLoad | LLVMOpcode::LLVMStore) => inst.get_alignment().unwrap_or(0),
+            _ => 0,
         };
+        let last_byte = matches!(len, Len::Const(n) if n.is_power_of_two()
+            && n <= u64::from(align).min(START_ALIGN));
         ranges.push(Range {
             addr,
             root,
@@ -147,7 +165,7 @@ impl<'ctx> Found<'ctx> {
             len,
             flags,
             operand: op,
-            align: u64::from(align.max(1)),
+            last_byte,
         });
     }
 

@@ -213,15 +213,13 @@ fn instrument_module(ir: &Ir, opts: &PassOptions) -> Result<(), String> {
             }
         }
         let insts = ir::instructions(f);
-        let found = collect::collect(ir, &insts);
-        let plan = elim::plan(
-            ir,
-            &dom::Cfg::of(f),
-            &found.accesses,
-            &cold,
-            scoped.contains(&f),
-            opts,
-        );
+        let cfg = dom::Cfg::of(f);
+        let mut found = collect::collect(ir, &insts);
+        found.keep_last_byte(|i| {
+            cfg.block_of(i)
+                .is_some_and(|b| cfg.loops_of(b).next().is_some())
+        });
+        let plan = elim::plan(ir, &cfg, &found.accesses, &cold, scoped.contains(&f), opts);
         let escapes = arith::collect(ir, &insts);
         for e in &escapes {
             arith::instrument(ir, e);

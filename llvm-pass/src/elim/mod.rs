@@ -524,7 +524,7 @@ fn hoist_loop_ranges<'ctx>(loops: &LoopAnalyses, accesses: &[Access<'ctx>], plan
                         .and_then(|n| u64::try_from(n).ok())
                         .map_or(Len::Value(lr.span), Len::Const),
                     flags: r.flags | ACCESS_RANGE,
-                    align: 1,
+                    last_byte: false,
                     ..r.clone()
                 },
                 at: lr.at,
