@@ -48,6 +48,9 @@ pub const LOC_OFFSET: usize = field::LOC;
 pub const LOC_BYTES: usize = RECORD_BYTES - LOC_OFFSET;
 /// Separator between the fields of the site text.
 pub const LOC_SEP: char = '\x1f';
+/// Record state: the slot was never written (no claim, or a claim whose writer has
+/// not started).
+pub const STATE_EMPTY: u32 = 0;
 /// Record state: being written (the writer claimed the record and has not finished).
 pub const STATE_WRITING: u32 = 1;
 /// Record state: complete.

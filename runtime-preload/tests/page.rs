@@ -1,5 +1,6 @@
 //! The report page reader: complete records are taken once, in slot order; records
-//! still being written wait for a later poll.
+//! still being written wait for a later poll; a launch's poll stops at the first empty
+//! slot, and a full poll takes what lies behind it.
 
 use cusafe_format::report::{
     record_offset, DeviceKind, Record, PAGE_BYTES, PAGE_CAPACITY, PAGE_MAGIC,
@@ -44,6 +45,14 @@ fn poll(r: &mut PageReader, page: &[u32]) -> Vec<Record> {
     unsafe { r.poll(page.as_ptr().cast()) }
 }
 
+fn poll_new(r: &mut PageReader, page: &[u32]) -> Vec<Record> {
+    unsafe { r.poll_new(page.as_ptr().cast()) }
+}
+
+fn lines(records: &[Record]) -> Vec<u32> {
+    records.iter().map(|r| r.line).collect()
+}
+
 #[test]
 fn fresh_page_has_header_and_no_records() {
     let p = page();
@@ -79,4 +88,27 @@ fn a_full_page_is_noticed() {
     }
     assert_eq!(poll(&mut r, &p).len(), PAGE_CAPACITY);
     assert!(r.is_full());
+}
+
+#[test]
+fn a_launch_poll_stops_at_the_first_empty_slot() {
+    let mut p = page();
+    let mut r = PageReader::new();
+    assert!(poll_new(&mut r, &p).is_empty());
+    // Slot 0 complete, slot 1 being written, slot 2 complete: a slot being written does
+    // not stop the scan.
+    put(&mut p, 0, &record(10).encode());
+    let mut writing = record(11).encode();
+    writing[0] = 1;
+    put(&mut p, 1, &writing);
+    put(&mut p, 2, &record(12).encode());
+    assert_eq!(lines(&poll_new(&mut r, &p)), vec![10, 12]);
+    // Slot 3 claimed by a writer that never started (still empty), slot 4 complete: the
+    // launch's poll stops at slot 3; the full poll takes slot 4 (and slot 1, now done).
+    put(&mut p, 4, &record(14).encode());
+    assert!(poll_new(&mut r, &p).is_empty());
+    put(&mut p, 1, &record(11).encode());
+    assert_eq!(lines(&poll_new(&mut r, &p)), vec![11]);
+    assert_eq!(lines(&poll(&mut r, &p)), vec![14]);
+    assert!(poll(&mut r, &p).is_empty() && poll_new(&mut r, &p).is_empty());
 }

@@ -8,8 +8,8 @@
 //! stream and the launch stream waits for it (`cuStreamWaitEvent`, no host stall).
 //! Launches with nothing new to wait for cost one atomic load.
 
+use rustc_hash::FxHashMap;
 use std::cell::Cell;
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 use std::sync::Mutex;
 
@@ -32,7 +32,7 @@ struct State {
     /// Generation covered by the last event record.
     recorded: u64,
     /// Generation each stream last waited for.
-    waited: HashMap<usize, u64>,
+    waited: FxHashMap<usize, u64>,
 }
 
 /// The private write stream and its ordering state.
@@ -61,7 +61,7 @@ impl HeaderStream {
             generation: AtomicU64::new(0),
             state: Mutex::new(State {
                 recorded: 0,
-                waited: HashMap::new(),
+                waited: FxHashMap::default(),
             }),
         })
     }

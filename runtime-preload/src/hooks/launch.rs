@@ -6,7 +6,6 @@
 
 use std::ffi::c_void;
 
-use super::polled;
 use crate::cuda::real::{real, CudaError, Dim3, LaunchConfig, Stream};
 use crate::runtime::{self, Kernel};
 
@@ -36,7 +35,10 @@ pub(super) fn launch(
     if e as u32 == runtime::OUT_OF_RESOURCES {
         rt.launch_out_of_resources(kernel, threads);
     }
-    polled(api, e)
+    match runtime::initialized() {
+        Some(rt) => rt.after_launch(api, e),
+        None => e,
+    }
 }
 
 /// Threads in a block of `block`.

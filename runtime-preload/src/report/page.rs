@@ -7,7 +7,7 @@ use std::sync::atomic::{fence, Ordering};
 
 use cusafe_format::report::{
     page_header, record_offset, Record, PAGE_BYTES, PAGE_CAPACITY, PAGE_HEADER_BYTES, RECORD_BYTES,
-    STATE_COMPLETE,
+    STATE_COMPLETE, STATE_EMPTY,
 };
 
 /// Writes a fresh page (header filled, records empty) into `page`.
@@ -55,13 +55,42 @@ impl PageReader {
     /// `page` must point to [`PAGE_BYTES`] readable bytes laid out as a report page,
     /// 4-byte aligned, for the duration of the call.
     pub unsafe fn poll(&mut self, page: *const u8) -> Vec<Record> {
+        // SAFETY: the caller's promise.
+        unsafe { self.scan(page, false) }
+    }
+
+    /// Takes the complete records from the first slot not taken up to the first empty
+    /// one: what a launch polls (a kernel just launched has rarely reported yet, and a
+    /// full poll reads every slot). The device claims slots in order, so the slots after
+    /// an empty one are empty too, unless that one's writer had not started or was
+    /// stopped before it did (a trap ends the kernel); the next full [`PageReader::poll`]
+    /// takes what lies behind such a slot.
+    ///
+    /// # Safety
+    /// As for [`PageReader::poll`].
+    pub unsafe fn poll_new(&mut self, page: *const u8) -> Vec<Record> {
+        // SAFETY: the caller's promise.
+        unsafe { self.scan(page, true) }
+    }
+
+    /// Takes the complete records not taken before, in slot order, stopping at the first
+    /// empty slot when `until_empty`.
+    ///
+    /// # Safety
+    /// As for [`PageReader::poll`].
+    unsafe fn scan(&mut self, page: *const u8, until_empty: bool) -> Vec<Record> {
         let mut out = Vec::new();
-        for i in 0..PAGE_CAPACITY {
+        let first = (!self.taken).trailing_zeros() as usize;
+        for i in first..PAGE_CAPACITY {
             if self.taken & (1 << i) != 0 {
                 continue;
             }
             let off = record_offset(i);
-            if unsafe { load_u32(page, off) } != STATE_COMPLETE {
+            let state = unsafe { load_u32(page, off) };
+            if state == STATE_EMPTY && until_empty {
+                break;
+            }
+            if state != STATE_COMPLETE {
                 continue;
             }
             // The device fenced before publishing the state: order our reads after it.

@@ -43,6 +43,15 @@ fn on_device(mut r: Report, from: Option<i32>) -> Report {
     r
 }
 
+/// How much of a report page a poll reads.
+#[derive(Clone, Copy, Debug)]
+enum Scan {
+    /// Every slot not taken before.
+    All,
+    /// From the first slot not taken to the first empty one (`PageReader::poll_new`).
+    New,
+}
+
 impl Runtime {
     /// Writes a report and counts it. When the process uses several devices (or one
     /// other than device 0), a device report names the home device if it came without
@@ -110,6 +119,22 @@ impl Runtime {
     /// their own note; "not ready" is an answer). The report does not halt: the program's
     /// own handling of the error runs as it would without cusafe.
     pub fn after_api(&self, api: &'static str, err: CudaError) -> CudaError {
+        self.report_api_error(api, err);
+        self.after_call(err)
+    }
+
+    /// [`Runtime::after_api`] for a launch: the report page is read only up to its
+    /// first empty slot (`PageReader::poll_new`; every other call reads it all), since
+    /// the host pays for this poll on every launch.
+    pub fn after_launch(&self, api: &'static str, err: CudaError) -> CudaError {
+        self.report_api_error(api, err);
+        self.poll_scan(err, Wait::Block, Scan::New);
+        err
+    }
+
+    /// With `report_api_errors=1`, reports the error `err` that the hooked call `api`
+    /// returned (see [`Runtime::after_api`]).
+    fn report_api_error(&self, api: &'static str, err: CudaError) {
         if self.options.report_api_errors
             && err != SUCCESS
             && err != NOT_READY
@@ -119,7 +144,6 @@ impl Runtime {
             r.call_site = Some(Arc::new(Backtrace::force_capture()));
             self.emit(&r);
         }
-        self.after_call(err)
     }
 
     /// Polls the report page after a call that returned `err`; returns `err`.
@@ -133,6 +157,17 @@ impl Runtime {
     /// taken as `wait` says (a record is reported without its buffer when the table
     /// stays busy).
     pub(super) fn poll(&self, err: CudaError, wait: Wait) {
+        self.poll_scan(err, wait, Scan::All);
+    }
+
+    /// [`Runtime::poll`], reading each report page as `scan` says; all of it after a
+    /// device fault, whose note says whether a finding came with it.
+    fn poll_scan(&self, err: CudaError, wait: Wait, scan: Scan) {
+        let scan = if is_device_fault(err) {
+            Scan::All
+        } else {
+            scan
+        };
         let Some((page, reader)) = &self.page else {
             return;
         };
@@ -150,7 +185,10 @@ impl Runtime {
             };
             let was_full = rd.is_full();
             // SAFETY: the page is PAGE_BYTES of pinned memory for the whole process.
-            let got = unsafe { rd.poll(page.host()) };
+            let got = match scan {
+                Scan::All => unsafe { rd.poll(page.host()) },
+                Scan::New => unsafe { rd.poll_new(page.host()) },
+            };
             records.extend(got.into_iter().map(|r| (device, r)));
             saw_any |= rd.saw_any();
             newly_full |= rd.is_full() && !was_full;

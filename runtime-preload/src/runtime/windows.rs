@@ -3,8 +3,8 @@
 //! block table, to the program's arguments. Each kernel's layout is learnt from the
 //! driver once and cached.
 
+use rustc_hash::FxHashMap;
 use std::cell::Cell;
-use std::collections::HashMap;
 use std::ffi::c_void;
 use std::sync::{Arc, Mutex};
 
@@ -65,7 +65,7 @@ struct Learnt {
 
 /// What is known of the kernels launched so far.
 #[derive(Default)]
-pub struct Layouts(Mutex<HashMap<Kernel, Learnt>>);
+pub struct Layouts(Mutex<FxHashMap<Kernel, Learnt>>);
 
 impl Layouts {
     /// The (mangled) name of `kernel`, if it was launched through a hook and named by
