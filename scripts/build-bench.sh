@@ -16,8 +16,11 @@ for bench in alloc_bench alloc_footprint; do
 done
 "$CUSAFE_BIN/cusafe-clang++" --cusafe-no-instrument -O3 "$CUSAFE_ROOT/perf-suite/micro/header_lookup.cu" -o "$out/header_lookup"
 # The host's cost per launch: run launch_rate.plain, launch_rate.plain with the runtime
-# preloaded, and launch_rate.cusafe (instrumented: launch-time windows too).
+# preloaded (the hooks), launch_rate.nowindows (instrumented, no launch-time windows:
+# the hooks and the instrumented module) and launch_rate.cusafe (instrumented, with the
+# windows' extra parameters), interleaved.
 "$CUSAFE_BIN/cusafe-clang++" --cusafe-no-instrument -O3 "$CUSAFE_ROOT/perf-suite/micro/launch_rate.cu" -o "$out/launch_rate.plain"
+CUSAFE_PASS_LAUNCH_BOUNDS=0 "$CUSAFE_BIN/cusafe-clang++" -O3 "$CUSAFE_ROOT/perf-suite/micro/launch_rate.cu" -o "$out/launch_rate.nowindows"
 "$CUSAFE_BIN/cusafe-clang++" -O3 "$CUSAFE_ROOT/perf-suite/micro/launch_rate.cu" -o "$out/launch_rate.cusafe"
 cp -L "$CUSAFE_BIN/libcusafe_rt.so" "$CUSAFE_CUDA/lib64/libcudart.so.12" "$out/"
 cp "$CUSAFE_ROOT/scripts/gpu/alloc-bench.sh" "$CUSAFE_ROOT/scripts/gpu/footprint-summary.py" "$out/"
