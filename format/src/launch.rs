@@ -27,6 +27,35 @@ pub fn layout_symbol(kernel: &str) -> String {
     format!("{LAYOUT_PREFIX}{kernel}")
 }
 
+/// Prefix of the index groups' marker globals ([`index_symbol`]).
+pub const INDEX_PREFIX: &str = "__cusafe_index";
+
+/// The marker global of index group `j` of the kernel named `kernel`: its size is the
+/// group's element size.
+pub fn index_symbol(kernel: &str, j: usize) -> String {
+    format!("{INDEX_PREFIX}{j}_{kernel}")
+}
+
+/// The marker global of member `m` of index group `j` of the kernel named `kernel`:
+/// its size is one more than the member's parameter index.
+pub fn index_member_symbol(kernel: &str, j: usize, m: usize) -> String {
+    format!("{INDEX_PREFIX}{j}m{m}_{kernel}")
+}
+
+/// Most index groups a kernel takes (each is two more parameters at every launch).
+pub const MAX_INDEX_GROUPS: usize = 8;
+
+/// Accesses through two or more windowed parameters at one index: member `p` reads or
+/// writes `scale` bytes at `p + scale * x` (an LLVM `getelementptr T, p, x` with
+/// `size(T) = scale`, a load or store of a `T`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct IndexGroup {
+    /// The element size, in bytes (at least 1).
+    pub scale: u64,
+    /// The members' parameter indices, ascending, each a parameter with a window.
+    pub members: Vec<u32>,
+}
+
 /// Whether a source parameter of `bytes` bytes gets a window.
 pub const fn has_window(bytes: u64) -> bool {
     bytes == 8
@@ -39,6 +68,8 @@ pub struct Layout {
     pub params: u32,
     /// Indices of the parameters with a window, ascending, each below `params`.
     pub windows: Vec<u32>,
+    /// The index groups, whose bounds follow the windows.
+    pub groups: Vec<IndexGroup>,
 }
 
 /// Why a kernel's parameters do not match its marker.
@@ -51,12 +82,22 @@ pub enum LayoutError {
         /// Parameters the driver reports.
         total: u32,
     },
-    /// The hidden parameters are not two 8-byte words per window.
+    /// The hidden parameters are not two 8-byte words per window and index group.
     Hidden {
         /// Windows the source parameters call for.
         windows: u32,
+        /// Index groups the markers name.
+        groups: u32,
         /// Hidden parameter sizes the driver reports.
         sizes: Vec<u64>,
+    },
+    /// An index group's markers name no member, one member, a parameter without a
+    /// window, or an element size of 0.
+    Group {
+        /// The group.
+        group: u32,
+        /// What is wrong with it.
+        why: String,
     },
 }
 
@@ -67,12 +108,17 @@ impl std::fmt::Display for LayoutError {
                 f,
                 "its marker names {params} source parameters but it has {total} parameters"
             ),
-            LayoutError::Hidden { windows, sizes } => write!(
+            LayoutError::Hidden {
+                windows,
+                groups,
+                sizes,
+            } => write!(
                 f,
-                "it should have {} hidden 8-byte parameters for {windows} windows, it has \
-                 sizes {sizes:?}",
-                2 * windows
+                "it should have {} hidden 8-byte parameters for {windows} windows and \
+                 {groups} index groups, it has sizes {sizes:?}",
+                2 * (windows + groups)
             ),
+            LayoutError::Group { group, why } => write!(f, "its index group {group} {why}"),
         }
     }
 }
@@ -85,6 +131,7 @@ impl Layout {
             windows: (0..sizes.len() as u32)
                 .filter(|&i| has_window(sizes[i as usize]))
                 .collect(),
+            groups: Vec::new(),
         }
     }
 
@@ -95,23 +142,50 @@ impl Layout {
             .collect()
     }
 
-    /// The layout of a kernel whose marker says `params` source parameters and whose
-    /// parameters (source and hidden) have `sizes` bytes each, checked: the hidden
-    /// parameters must be exactly the windows' words.
-    pub fn from_param_sizes(params: u32, sizes: &[u64]) -> Result<Layout, LayoutError> {
+    /// The layout of a kernel whose marker says `params` source parameters, whose
+    /// index groups' markers say `groups`, and whose parameters (source and hidden)
+    /// have `sizes` bytes each, checked: each group has two members or more, all with
+    /// windows, and the hidden parameters are exactly the windows' and the groups'
+    /// words.
+    pub fn from_param_sizes(
+        params: u32,
+        sizes: &[u64],
+        groups: Vec<IndexGroup>,
+    ) -> Result<Layout, LayoutError> {
         let total = sizes.len() as u32;
         if total < params {
             return Err(LayoutError::TooFew { params, total });
         }
-        let layout = Layout::of_sources(&sizes[..params as usize]);
+        let mut layout = Layout::of_sources(&sizes[..params as usize]);
+        for (j, g) in groups.iter().enumerate() {
+            let why = if g.members.len() < 2 {
+                Some(format!("has {} members, not two or more", g.members.len()))
+            } else if g.scale == 0 {
+                Some("has an element size of 0".to_string())
+            } else {
+                g.members
+                    .iter()
+                    .find(|m| layout.windows.binary_search(m).is_err())
+                    .map(|m| format!("names parameter {m}, which has no window"))
+            };
+            if let Some(why) = why {
+                return Err(LayoutError::Group {
+                    group: j as u32,
+                    why,
+                });
+            }
+        }
         let hidden = &sizes[params as usize..];
         let k = layout.windows.len() as u32;
-        if hidden.len() as u32 != 2 * k || hidden.iter().any(|&b| b != 8) {
+        let g = groups.len() as u32;
+        if hidden.len() as u32 != 2 * (k + g) || hidden.iter().any(|&b| b != 8) {
             return Err(LayoutError::Hidden {
                 windows: k,
+                groups: g,
                 sizes: hidden.to_vec(),
             });
         }
+        layout.groups = groups;
         Ok(layout)
     }
 }
@@ -181,6 +255,41 @@ pub const fn fits_aligned(a: u64, start: u64, limit: u64, len: u64) -> bool {
     a.wrapping_sub(start).wrapping_add(len - 1) < limit
 }
 
+/// The launch bounds `(lo, span)` of an index group of element size `scale` whose
+/// members have the values `p` and windows `(start, limit)` of `members`: the device
+/// compares the group's index `x` (an `i64`) as `x - lo <u span` (wrapping), true exactly
+/// for the `x` at which every member's access of `scale` bytes at `p + scale * x` fits
+/// its window ([`fits`]). `span` is 0 (every `x` fails) when some window is smaller than
+/// one element or the members' ranges of `x` do not meet.
+///
+/// Exact for every `x` whose byte offset `scale * x` does not overflow 64 bits (the
+/// program's own `getelementptr inbounds` makes that overflow undefined): the address
+/// `p + scale * x` is then off its window as an integer exactly when it is modulo 2^64,
+/// since windows lie below 2^64 without wrapping.
+pub fn index_bounds(scale: u64, members: impl IntoIterator<Item = (u64, u64, u64)>) -> (u64, u64) {
+    let s = i128::from(scale.max(1));
+    let (mut lo, mut hi) = (i128::from(i64::MIN), i128::from(i64::MAX));
+    for (p, start, limit) in members {
+        let (p, start, limit) = (i128::from(p), i128::from(start), i128::from(limit));
+        // Every byte in [start, start + limit): the access's first byte from `start` on,
+        // its last below `start + limit`.
+        let first = start - p;
+        let last = start + limit - s - p;
+        lo = lo.max(-((-first).div_euclid(s)));
+        hi = hi.min(last.div_euclid(s));
+    }
+    if hi < lo {
+        return (0, 0);
+    }
+    (lo as i64 as u64, (hi - lo + 1) as u64)
+}
+
+/// The device's verdict on an index group's index `x` with launch bounds `(lo, span)`
+/// ([`index_bounds`]): in bounds for every member or not.
+pub const fn fits_index(x: i64, lo: u64, span: u64) -> bool {
+    (x as u64).wrapping_sub(lo) < span
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -191,13 +300,13 @@ mod tests {
         assert_eq!(l.windows, vec![0, 3, 4]);
         assert_eq!(l.marker(), vec![1, 0, 0, 1, 1]);
         let all = [8, 4, 16, 8, 8, 8, 8, 8, 8, 8, 8];
-        assert_eq!(Layout::from_param_sizes(5, &all), Ok(l));
+        assert_eq!(Layout::from_param_sizes(5, &all, Vec::new()), Ok(l));
     }
 
     #[test]
     fn parameters_that_do_not_match_the_marker_are_refused() {
         assert_eq!(
-            Layout::from_param_sizes(3, &[8, 8]),
+            Layout::from_param_sizes(3, &[8, 8], Vec::new()),
             Err(LayoutError::TooFew {
                 params: 3,
                 total: 2
@@ -205,18 +314,77 @@ mod tests {
         );
         // One window but no hidden words (an uninstrumented kernel of the same name).
         assert_eq!(
-            Layout::from_param_sizes(2, &[8, 4]),
+            Layout::from_param_sizes(2, &[8, 4], Vec::new()),
             Err(LayoutError::Hidden {
                 windows: 1,
+                groups: 0,
                 sizes: vec![]
             })
         );
         assert_eq!(
-            Layout::from_param_sizes(1, &[8, 8, 4]),
+            Layout::from_param_sizes(1, &[8, 8, 4], Vec::new()),
             Err(LayoutError::Hidden {
                 windows: 1,
+                groups: 0,
                 sizes: vec![8, 4]
             })
+        );
+    }
+
+    #[test]
+    fn index_groups_take_two_words_each_after_the_windows() {
+        let g = IndexGroup {
+            scale: 4,
+            members: vec![0, 2],
+        };
+        let sizes = [8, 4, 8, 8, 8, 8, 8, 8, 8];
+        let l = Layout::from_param_sizes(3, &sizes, vec![g.clone()]).expect("a layout");
+        assert_eq!((l.windows, l.groups), (vec![0, 2], vec![g.clone()]));
+        // The group's words missing: an older build of the kernel.
+        assert_eq!(
+            Layout::from_param_sizes(3, &sizes[..7], vec![g.clone()]),
+            Err(LayoutError::Hidden {
+                windows: 2,
+                groups: 1,
+                sizes: vec![8; 4]
+            })
+        );
+        let bad = |members: Vec<u32>, scale| {
+            let e = Layout::from_param_sizes(3, &sizes, vec![IndexGroup { scale, members }]);
+            e.map_err(|e| e.to_string())
+        };
+        assert_eq!(
+            bad(vec![0, 1], 4),
+            Err("its index group 0 names parameter 1, which has no window".into())
+        );
+        assert_eq!(
+            bad(vec![0], 4),
+            Err("its index group 0 has 1 members, not two or more".into())
+        );
+        assert_eq!(
+            bad(vec![0, 2], 0),
+            Err("its index group 0 has an element size of 0".into())
+        );
+    }
+
+    #[test]
+    fn index_bounds_are_where_every_member_fits() {
+        // Two float arrays of 10 and 8 elements, the second passed 2 elements in.
+        let a = (0x1000, 0x1000, 40);
+        let b = (0x2008, 0x2000, 40);
+        let (lo, span) = index_bounds(4, [a, b]);
+        for x in -20i64..20 {
+            let every = [a, b]
+                .iter()
+                .all(|&(p, s, l)| fits(p.wrapping_add((4 * x) as u64), s, l, 4));
+            assert_eq!(fits_index(x, lo, span), every, "x = {x}");
+        }
+        assert_eq!((lo, span), (0, 8));
+        // A window smaller than an element, and ranges that do not meet: no x.
+        assert_eq!(index_bounds(8, [(0x1000, 0x1000, 4), a]).1, 0);
+        assert_eq!(
+            index_bounds(4, [(0x1000, 0x1000, 8), (0x2000 + 8, 0x2000, 8)]).1,
+            0
         );
     }
 

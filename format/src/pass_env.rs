@@ -16,6 +16,8 @@ pub const LAUNCH_BOUNDS: &str = "CUSAFE_PASS_LAUNCH_BOUNDS";
 pub const DEFER: &str = "CUSAFE_PASS_DEFER";
 /// `0`: no kernel copies for blocks of a bounded shape.
 pub const BOX_COPY: &str = "CUSAFE_PASS_BOX_COPY";
+/// `0`: no index groups (one check of an index shared by several kernel parameters).
+pub const INDEX_GROUPS: &str = "CUSAFE_PASS_INDEX_GROUPS";
 /// `0`: cold paths stay calls (the IR tests read them so).
 pub const INLINE_COLD: &str = "CUSAFE_PASS_INLINE_COLD";
 /// `1`: cold paths that go on after a report; `skip`: and skip every failing access.

@@ -3,7 +3,9 @@
 
 use cusafe_format::block::*;
 use cusafe_format::devheap::{arena_va, MIN_CLASS};
-use cusafe_format::launch::{fits, fits_aligned, launch_bounds, START_ALIGN};
+use cusafe_format::launch::{
+    fits, fits_aligned, fits_index, index_bounds, launch_bounds, START_ALIGN,
+};
 use cusafe_format::pointer::*;
 use cusafe_format::report::*;
 use proptest::prelude::*;
@@ -161,5 +163,35 @@ proptest! {
         // Any address aligned to the access's length.
         let a = gep(start, off) & !(len - 1);
         prop_assert_eq!(fits_aligned(a, start, limit, len), fits(a, start, limit, len), "a {:#x}", a);
+    }
+
+    #[test]
+    fn index_bounds_pass_an_index_exactly_when_every_member_fits(members in proptest::collection::vec(((1u64..1 << 20), 0.0f64..=1.2, 0u32..3, 0u64..1 << 30), 2..5), log_scale in 0u32..=4, odd: bool, x_off in -70i64..70, pick: usize) {
+        // Members: cusafe arguments anywhere in (or just past) blocks of their sizes,
+        // some freed, some foreign; elements of 1 to 16 bytes or an odd 12.
+        let scale = if odd { 12 } else { 1u64 << log_scale };
+        let windows: Vec<(u64, u64, u64)> = members
+            .iter()
+            .enumerate()
+            .map(|(k, &(size, frac, kind, foreign))| {
+                let t = class_for(size).expect("a class");
+                let base = block_at(t, k as u64 * 7 + 1);
+                let p = payload(base) + (size as f64 * frac) as u64;
+                let (start, limit) = match kind {
+                    0 => launch_bounds(p, |_| size, |_| false),
+                    1 => launch_bounds(p, |_| 0, |_| false),
+                    _ => launch_bounds(NULL_PAGE + foreign, |_| panic!("not cusafe"), |_| true),
+                };
+                let p = if kind == 2 { NULL_PAGE + foreign } else { p };
+                (p, start, limit)
+            })
+            .collect();
+        let (lo, span) = index_bounds(scale, windows.iter().copied());
+        // Near the ends of some member's range, where the verdict changes.
+        let (p, start, limit) = windows[pick % windows.len()];
+        let edge = if x_off % 2 == 0 { start } else { start + limit };
+        let x = (edge as i64 - p as i64) / scale as i64 + x_off / 2;
+        let every = windows.iter().all(|&(p, s, l)| fits(p.wrapping_add((scale as i64 * x) as u64), s, l, scale));
+        prop_assert_eq!(fits_index(x, lo, span), every, "x {} lo {} span {}", x, lo as i64, span);
     }
 }

@@ -642,6 +642,19 @@ impl<'ctx> Checker<'ctx> {
                 CheckPlan::Leader(_, g) => {
                     let group = &plan.groups[g];
                     let shape = group.shape.map(|v| resolve(e.replaced, v));
+                    if let Shape::Index(ix) = shape {
+                        // One compare of the index against the launch's bounds; the
+                        // members are looked at in the cold path, each on its own root.
+                        let x = ir.b.build_int_s_extend_or_bit_cast(ix.x, ir.i64, "");
+                        let x = x.expect("positioned");
+                        let inside = ir.icmp(IntPredicate::ULT, ir.sub(x, ix.lo), ix.span);
+                        bad = Some(match bad {
+                            Some(b) => ir.or(b, ir.not(inside)),
+                            None => ir.not(inside),
+                        });
+                        verdicts.push((id, r.clone(), Some((group, shape)), None));
+                        continue;
+                    }
                     // The leader's own address, when it is where the union starts and
                     // the batch branches at the leader: the base is not rebuilt.
                     let lo = match shape {
@@ -705,35 +718,48 @@ impl<'ctx> Checker<'ctx> {
             // The ranges to look at: the unit's own, or each member of its group. The
             // cold path computes their verdicts again, so the fast path keeps only the or
             // live (one predicate, not one per unit).
-            let members: Vec<(InstructionValue, Range)> = match group {
-                None => vec![(id.inst(accesses), range)],
-                Some((group, shape)) => group
-                    .members
-                    .iter()
-                    .enumerate()
-                    .map(|(n, &(m, x))| {
-                        ir.at(term);
-                        let addr = match group.exact.get(n) {
-                            Some(exact) => exact
-                                .build(ir, |v| resolve(e.replaced, v))
-                                .into_pointer_value(),
-                            None => crate::shape::member(ir, &shape, x)
-                                .expect("a group without exact addresses has members by value"),
-                        };
-                        let r = Range {
-                            addr,
-                            root: range.root,
-                            ..m.of(accesses).clone()
-                        };
-                        (m.inst(accesses), r)
-                    })
-                    .collect(),
+            let Some((group, shape)) = group else {
+                chain.push((id.inst(accesses), range, original_root, anchor));
+                continue;
             };
-            chain.extend(
-                members
-                    .into_iter()
-                    .map(|(at, r)| (at, r, original_root, anchor)),
-            );
+            // An index group's members each have their own root (its window).
+            let own_roots = matches!(shape, Shape::Index(_));
+            for (n, &(m, x)) in group.members.iter().enumerate() {
+                ir.at(term);
+                let addr = match group.exact.get(n) {
+                    Some(exact) => exact
+                        .build(ir, |v| resolve(e.replaced, v))
+                        .into_pointer_value(),
+                    None => crate::shape::member(ir, &shape, x)
+                        .expect("a group without exact addresses has members by value"),
+                };
+                let own = m.of(accesses);
+                let r = match own_roots {
+                    // Compared in the cold block alone: a constant length as a value
+                    // (`fits`' general form), so that no bound or last-byte start is
+                    // built beside the window, in the fast path, for this compare only.
+                    true => Range {
+                        addr,
+                        root: resolve_ptr(e.replaced, own.root),
+                        len: match own.len {
+                            Len::Const(n) => Len::Value(ir.c64(n)),
+                            l => l,
+                        },
+                        last_byte: false,
+                        ..own.clone()
+                    },
+                    false => Range {
+                        addr,
+                        root: range.root,
+                        ..own.clone()
+                    },
+                };
+                let (original_root, anchor) = match own_roots {
+                    true => (own.root, None),
+                    false => (original_root, anchor),
+                };
+                chain.push((m.inst(accesses), r, original_root, anchor));
+            }
         }
         // In trap mode, with an exact or and every report a trap (none out of line,
         // which may return), the chain reaching its last member means that member

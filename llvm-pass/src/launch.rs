@@ -6,12 +6,24 @@
 //!
 //! The marker global (`__cusafe_windows_<kernel>`) tells the runtime that the kernel
 //! takes windows; a kernel without one is launched as it is.
+//!
+//! Index groups ([`add_index_groups`], at the end of the pipeline, on optimized IR): a
+//! kernel whose blocks outside loops access two or more windowed parameters at one
+//! index (`dn[idx]`, `ds[idx]`, ... of srad) gets two more hidden `i64` parameters per
+//! group, `lo` and `span`, which the runtime works out at launch
+//! (`cusafe_format::launch::index_bounds`), and the group's marker globals. The planner
+//! (`elim/index.rs`) then checks such accesses with one compare of the index,
+//! `x - lo <u span` ([`IndexSlot`]).
 
+use crate::collect::{Len, Target};
 use crate::ffi::{cusafe_add_i64_params, cusafe_param_bytes, cusafe_param_is_byval};
-use crate::ir::{addr_space, space, Ir, AS_GENERIC, AS_GLOBAL};
-use cusafe_format::launch::{layout_symbol, Layout};
+use crate::ir::{addr_space, opcode, space, Ir, AS_GENERIC, AS_GLOBAL};
+use cusafe_format::launch::{
+    index_member_symbol, index_symbol, layout_symbol, IndexGroup, Layout, MAX_INDEX_GROUPS,
+};
 use inkwell::module::Linkage;
 use inkwell::values::{AsValueRef, BasicValue, FunctionValue, GlobalValue, IntValue, PointerValue};
+use llvm_sys::LLVMOpcode;
 use std::collections::HashMap;
 
 /// Kernel parameter space every GPU takes (the 32 KiB of newer drivers is opt-in): a
@@ -85,6 +97,187 @@ pub fn windows<'ctx>(ir: &Ir<'ctx>, kernels: &[FunctionValue<'ctx>]) -> Windows<
     windows
 }
 
+/// An address `getelementptr T, p, x` with one index `x` into kernel parameter `p`, for
+/// an access of `size(T)` bytes: what an index group's member is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Indexed<'ctx> {
+    /// The parameter.
+    pub param: PointerValue<'ctx>,
+    /// The index (sign-extended to 64 bits by the address arithmetic).
+    pub x: IntValue<'ctx>,
+    /// `size(T)`, the bytes per index step and the access's length.
+    pub scale: u64,
+}
+
+/// `addr` as an [`Indexed`] address for an access of `len` bytes, if it is one.
+pub fn indexed<'ctx>(ir: &Ir, addr: PointerValue<'ctx>, len: u64) -> Option<Indexed<'ctx>> {
+    let gep = addr.as_instruction()?;
+    if opcode(gep) != Some(LLVMOpcode::LLVMGetElementPtr) || crate::sys::num_operands(gep) != 2 {
+        return None;
+    }
+    let base = crate::sys::operand(gep, 0)?.into_pointer_value();
+    let param = crate::classify::strip_pointer_casts(base);
+    crate::sys::param_parent(param)?;
+    let x = crate::sys::operand(gep, 1)?;
+    let elem = crate::sys::gep_source_type(gep);
+    let scale = ir.layout().get_abi_size(&elem);
+    (x.is_int_value() && scale == len && len > 0).then(|| Indexed {
+        param,
+        x: x.into_int_value(),
+        scale,
+    })
+}
+
+/// The launch-time bounds of one index group of a kernel: the group's element size,
+/// members and hidden parameters.
+#[derive(Clone, Debug)]
+pub struct IndexSlot<'ctx> {
+    /// Bytes per index step (and per member access).
+    pub scale: u64,
+    /// The members' parameters, in parameter order.
+    pub members: Vec<PointerValue<'ctx>>,
+    /// The least index every member allows (i64).
+    pub lo: IntValue<'ctx>,
+    /// How many indices from `lo` on every member allows (i64; 0: none).
+    pub span: IntValue<'ctx>,
+}
+
+/// The index groups of the marked kernels (`add_index_groups`), all kernels together.
+pub type IndexSlots<'ctx> = Vec<IndexSlot<'ctx>>;
+
+/// Gives every kernel with windows whose blocks outside loops access two or more
+/// windowed parameters at one index its index groups (see the module doc): two hidden
+/// `i64` parameters each, after the windows, and their marker globals. Returns how many
+/// kernels it rewrote; each rewritten kernel is a new function (run before anything
+/// holds the kernels). Kernels that already have groups are left alone.
+pub fn add_index_groups<'ctx>(ir: &Ir<'ctx>, kernels: &[FunctionValue<'ctx>]) -> usize {
+    let mut rewritten = 0;
+    for &k in kernels {
+        let name = crate::ir::name(k);
+        let Some(g) = marker(ir, &name) else {
+            continue;
+        };
+        if ir.module().get_global(&index_symbol(&name, 0)).is_some() {
+            continue;
+        }
+        let n = g.get_value_type().into_array_type().len();
+        let layout = Layout::of_sources(&param_sizes(k, n));
+        let mut groups = find_groups(ir, k, &layout);
+        let used: u64 = param_sizes(k, k.count_params())
+            .iter()
+            .map(|b| b.next_multiple_of(8))
+            .sum();
+        let room = PARAM_SPACE.saturating_sub(used) / 16;
+        groups.truncate(room.min(MAX_INDEX_GROUPS as u64) as usize);
+        if groups.is_empty() {
+            continue;
+        }
+        let total = k.count_params();
+        let added = 2 * groups.len() as u32;
+        let f = unsafe { cusafe_add_i64_params(k.as_value_ref(), added) };
+        let f = unsafe { FunctionValue::new(f) }.expect("the rewritten kernel");
+        for j in 0..groups.len() as u32 {
+            let at = |i: u32| param(f, total + 2 * j + i).into_int_value();
+            set_name(at(0), &format!("cusafe.index.lo.{j}"));
+            set_name(at(1), &format!("cusafe.index.span.{j}"));
+        }
+        for (j, grp) in groups.iter().enumerate() {
+            emit_bytes(ir, &index_symbol(&name, j), grp.scale);
+            for (m, &p) in grp.members.iter().enumerate() {
+                emit_bytes(ir, &index_member_symbol(&name, j, m), u64::from(p) + 1);
+            }
+        }
+        rewritten += 1;
+    }
+    rewritten
+}
+
+/// The index groups kernel `k` (windows `layout`) would use: per block outside loops,
+/// the windowed parameters its checked accesses reach at one index and element size,
+/// where two or more; each distinct group once, in the order first found.
+fn find_groups<'ctx>(ir: &Ir<'ctx>, k: FunctionValue<'ctx>, layout: &Layout) -> Vec<IndexGroup> {
+    let cfg = crate::dom::Cfg::of(k);
+    let found = crate::collect::collect(ir, &crate::ir::instructions(k));
+    let windowed: HashMap<PointerValue, u32> = layout
+        .windows
+        .iter()
+        .filter(|&&i| is_checked_pointer(k, i))
+        .map(|&i| (param(k, i).into_pointer_value(), i))
+        .collect();
+    // By (block, index, element size): the parameters, ascending.
+    let mut at: Vec<((usize, IntValue, u64), Vec<u32>)> = Vec::new();
+    for acc in &found.accesses {
+        let Some(b) = cfg.block_of(acc.inst) else {
+            continue;
+        };
+        if cfg.loops_of(b).next().is_some() {
+            continue;
+        }
+        for r in &acc.ranges {
+            let (Target::Heap, Len::Const(len)) = (&r.target, r.len) else {
+                continue;
+            };
+            let Some(ix) = indexed(ir, r.addr, len) else {
+                continue;
+            };
+            let Some(&p) = windowed.get(&ix.param) else {
+                continue;
+            };
+            let key = (b, ix.x, ix.scale);
+            match at.iter_mut().find(|(k, _)| *k == key) {
+                Some((_, ps)) => {
+                    if let Err(pos) = ps.binary_search(&p) {
+                        ps.insert(pos, p);
+                    }
+                }
+                None => at.push((key, vec![p])),
+            }
+        }
+    }
+    let mut groups: Vec<IndexGroup> = Vec::new();
+    for ((_, _, scale), members) in at {
+        let g = IndexGroup { scale, members };
+        if g.members.len() >= 2 && !groups.contains(&g) {
+            groups.push(g);
+        }
+    }
+    groups
+}
+
+/// The index groups of the marked kernels, read back from their marker globals and
+/// hidden parameters.
+pub fn index_slots<'ctx>(ir: &Ir<'ctx>, kernels: &[FunctionValue<'ctx>]) -> IndexSlots<'ctx> {
+    let mut slots = IndexSlots::new();
+    for &k in kernels {
+        let name = crate::ir::name(k);
+        let Some(g) = marker(ir, &name) else {
+            continue;
+        };
+        let n = g.get_value_type().into_array_type().len();
+        let windows = Layout::of_sources(&param_sizes(k, n)).windows.len() as u32;
+        let size = |symbol: &str| {
+            let g = ir.module().get_global(symbol)?;
+            Some(u64::from(g.get_value_type().into_array_type().len()))
+        };
+        let mut j = 0;
+        while let Some(scale) = size(&index_symbol(&name, j)) {
+            let members = (0..)
+                .map_while(|m| size(&index_member_symbol(&name, j, m)))
+                .map(|b| param(k, b as u32 - 1).into_pointer_value())
+                .collect();
+            let hidden = |i: u32| param(k, n + 2 * windows + 2 * j as u32 + i).into_int_value();
+            slots.push(IndexSlot {
+                scale,
+                members,
+                lo: hidden(0),
+                span: hidden(1),
+            });
+            j += 1;
+        }
+    }
+    slots
+}
+
 /// Bytes each of the first `n` parameters of kernel `f` takes in the parameter space.
 fn param_sizes(f: FunctionValue, n: u32) -> Vec<u64> {
     (0..n)
@@ -133,12 +326,23 @@ fn emit_marker(ir: &Ir, kernel: &str, layout: &Layout) {
         .iter()
         .map(|&b| ir.i8.const_int(b.into(), false))
         .collect();
-    let init = ir.i8.const_array(&vals);
-    let name = layout_symbol(kernel);
+    emit_global(ir, &layout_symbol(kernel), &vals);
+}
+
+/// A marker global of `bytes` zero bytes named `name` (an index group's: its size is
+/// what the runtime reads).
+fn emit_bytes(ir: &Ir, name: &str, bytes: u64) {
+    let vals = vec![ir.i8.const_zero(); bytes as usize];
+    emit_global(ir, name, &vals);
+}
+
+/// A visible constant `.global` byte array named `name` holding `vals`.
+fn emit_global<'ctx>(ir: &Ir<'ctx>, name: &str, vals: &[IntValue<'ctx>]) {
+    let init = ir.i8.const_array(vals);
     assert!(!name.contains('\0'), "no NUL in a symbol");
     let g = ir
         .module()
-        .add_global(init.get_type(), Some(space(AS_GLOBAL)), &name);
+        .add_global(init.get_type(), Some(space(AS_GLOBAL)), name);
     g.set_initializer(&init);
     g.set_constant(true);
     g.set_linkage(Linkage::External);

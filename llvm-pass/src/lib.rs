@@ -131,6 +131,10 @@ fn instrument_module(ir: &Ir, opts: &PassOptions) -> Result<(), String> {
     if opts.launch_windows() {
         launch::add_windows(ir, &kernels::kernels(ir));
     }
+    // Index groups need the optimized IR: added here, at the end of the pipeline.
+    if opts.index_groups() {
+        launch::add_index_groups(ir, &kernels::kernels(ir));
+    }
     let kernels = kernels::kernels(ir);
     let functions = defined_functions(ir);
     let stat_line = |f: FunctionValue, s: &stats::Stats| {
@@ -167,6 +171,7 @@ fn instrument_module(ir: &Ir, opts: &PassOptions) -> Result<(), String> {
         return verify_if_asked(ir, opts);
     }
     let windows = launch::windows(ir, &kernels);
+    let slots = launch::index_slots(ir, &kernels);
     let mut sites = sites::Sites::default();
     heap::instrument(ir, &functions, &mut sites);
     if stack::dynamic(&functions) {
@@ -219,7 +224,8 @@ fn instrument_module(ir: &Ir, opts: &PassOptions) -> Result<(), String> {
             cfg.block_of(i)
                 .is_some_and(|b| cfg.loops_of(b).next().is_some())
         });
-        let plan = elim::plan(ir, &cfg, &found.accesses, &cold, scoped.contains(&f), opts);
+        let scoped = scoped.contains(&f);
+        let plan = elim::plan(ir, &cfg, &found.accesses, &cold, scoped, &slots, opts);
         let escapes = arith::collect(ir, &insts);
         for e in &escapes {
             arith::instrument(ir, e);

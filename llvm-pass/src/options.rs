@@ -66,6 +66,12 @@ const BOX_COPY: Switch = Switch {
     default: true,
     what: "0 gives no kernel a copy for blocks of a bounded shape",
 };
+/// `CUSAFE_PASS_INDEX_GROUPS`: index groups (`launch::add_index_groups`, `elim::index`).
+const INDEX_GROUPS: Switch = Switch {
+    name: pass_env::INDEX_GROUPS,
+    default: true,
+    what: "0 checks no index once for several kernel parameters",
+};
 /// `CUSAFE_PASS_INLINE_COLD`: inlined cold paths.
 const INLINE_COLD: Switch = Switch {
     name: pass_env::INLINE_COLD,
@@ -115,6 +121,9 @@ pub struct PassOptions {
     /// Kernel copies for blocks of a bounded shape (`CUSAFE_PASS_BOX_COPY`, on by
     /// default; with check elimination and without coverage only: `box_copy`).
     pub box_copy: bool,
+    /// Index groups (`CUSAFE_PASS_INDEX_GROUPS`, on by default; with launch-time
+    /// windows in trap-mode builds only: [`Self::index_groups`]).
+    pub index_groups: bool,
     /// Cold paths inlined (`CUSAFE_PASS_INLINE_COLD`, on by default; the IR tests turn
     /// it off to read the checks as calls).
     pub inline_cold: bool,
@@ -158,7 +167,7 @@ impl PassOptions {
         let (stats, verify, checks) = (on(STATS)?, on(VERIFY)?, on(CHECKS)?);
         let (optimise, launch_bounds, inline_cold) =
             (on(OPT)?, on(LAUNCH_BOUNDS)?, on(INLINE_COLD)?);
-        let (defer, box_copy) = (on(DEFER)?, on(BOX_COPY)?);
+        let (defer, box_copy, index_groups) = (on(DEFER)?, on(BOX_COPY)?, on(INDEX_GROUPS)?);
         let recover = match on(RECOVER)? {
             false => Recover::Off,
             true if get(RECOVER.name).is_some_and(|v| v == "skip") => Recover::Skip,
@@ -172,6 +181,7 @@ impl PassOptions {
             launch_bounds,
             defer,
             box_copy,
+            index_groups,
             inline_cold,
             recover,
             coverage: coverage_mode(get(pass_env::COVERAGE))?,
@@ -184,6 +194,12 @@ impl PassOptions {
         self.checks && self.optimise && self.launch_bounds
     }
 
+    /// Whether kernels get index groups: launch-time windows, the switch on, and a
+    /// trap-mode build.
+    pub fn index_groups(&self) -> bool {
+        self.launch_windows() && self.index_groups && !self.recover_build()
+    }
+
     /// Whether the build keeps going after a device report (recover or skip).
     pub fn recover_build(&self) -> bool {
         self.recover != Recover::Off
@@ -192,7 +208,7 @@ impl PassOptions {
 
 /// The `CUSAFE_PASS_*` variables the pass reads, and `CUSAFE_PASS_PLUGIN` (where
 /// `cusafe-clang++` finds the pass).
-const KNOWN: [&str; 11] = [
+const KNOWN: [&str; 12] = [
     pass_env::STATS,
     pass_env::VERIFY,
     pass_env::CHECKS,
@@ -200,6 +216,7 @@ const KNOWN: [&str; 11] = [
     pass_env::LAUNCH_BOUNDS,
     pass_env::DEFER,
     pass_env::BOX_COPY,
+    pass_env::INDEX_GROUPS,
     pass_env::INLINE_COLD,
     pass_env::RECOVER,
     pass_env::COVERAGE,

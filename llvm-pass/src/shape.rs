@@ -38,16 +38,18 @@ pub fn union<'ctx>(
             let (addr, len, wraps) = hull_union(ir, h);
             (addr, Len::Value(len), wraps)
         }
+        Shape::Index(_) => unreachable!("an index group compares its index, not a union"),
     }
 }
 
 /// Builds, at the builder's position, the address of the member of `shape` with value
-/// `x`; `None` for a hull, whose members are rebuilt from their exact addresses.
+/// `x`; `None` for a hull or an index group, whose members are rebuilt from their exact
+/// addresses.
 pub fn member<'ctx>(ir: &Ir<'ctx>, shape: &Shape<'ctx>, x: i64) -> Option<PointerValue<'ctx>> {
     match shape {
         Shape::Offsets { base, .. } => Some(base.build(ir, x)),
         Shape::Strided(s) => Some(stride_member(ir, s, x)),
-        Shape::Hull(_) => None,
+        Shape::Hull(_) | Shape::Index(_) => None,
     }
 }
 

@@ -33,6 +33,8 @@ pub struct Stats {
     pub shared: u32,
     /// Ranges covered by a neighbouring group's one check.
     pub merged: u32,
+    /// Of those, ranges covered by an index group's one compare (`elim::index`).
+    pub indexed: u32,
     /// Ranges checked once per loop, in its preheader (counted in the checks, not in
     /// the loop).
     pub loop_ranges: u32,
@@ -56,6 +58,7 @@ impl Stats {
             hoisted: plan.hoisted,
             shared: plan.shared,
             merged: plan.merged,
+            indexed: plan.indexed,
             loop_ranges: plan.loop_checks.len() as u32,
             batched: plan.batched,
             invariant: plan.verdicts_at.len() as u32,
@@ -102,8 +105,8 @@ impl Stats {
     /// The stats line for function `name` (`kind` is "kernel" or "device function").
     pub fn line(&self, kind: &str, name: &str) -> String {
         format!(
-            "cusafe: {kind} {name}: {} checks ({} loads, {} stores, {} atomics, {} ranges; {} against known objects), {} arithmetic rules, {} proven in bounds, {} removed (dominated), {} merged (neighbouring), {} loop ranges (one check per loop, in the preheader), {} batched (sharing a branch), {} hoisted (loop header loads), {} header loads shared, {} unchecked (constant address or unknown size), {} intrinsic accesses unchecked, {} loop-invariant verdicts (built in a preheader), {} deferred (branch later in the block), {} coverage points",
-            self.checks(), self.loads, self.stores, self.atomics, self.ranges, self.objects, self.arith, self.proven, self.removed, self.merged, self.loop_ranges, self.batched, self.hoisted, self.shared, self.unknown, self.unknown_intrinsics, self.invariant, self.deferred, self.coverage
+            "cusafe: {kind} {name}: {} checks ({} loads, {} stores, {} atomics, {} ranges; {} against known objects), {} arithmetic rules, {} proven in bounds, {} removed (dominated), {} merged (neighbouring), {} of them by index (one compare for several parameters), {} loop ranges (one check per loop, in the preheader), {} batched (sharing a branch), {} hoisted (loop header loads), {} header loads shared, {} unchecked (constant address or unknown size), {} intrinsic accesses unchecked, {} loop-invariant verdicts (built in a preheader), {} deferred (branch later in the block), {} coverage points",
+            self.checks(), self.loads, self.stores, self.atomics, self.ranges, self.objects, self.arith, self.proven, self.removed, self.merged, self.indexed, self.loop_ranges, self.batched, self.hoisted, self.shared, self.unknown, self.unknown_intrinsics, self.invariant, self.deferred, self.coverage
         )
     }
 }

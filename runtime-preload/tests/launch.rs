@@ -210,6 +210,16 @@ fn instrumented_kernels_get_each_pointer_arguments_window_at_launch() {
 }
 
 #[test]
+fn an_index_groups_bounds_follow_the_windows_at_launch() {
+    let r = run(&["windows", "grouped"], "detect_leaks=0");
+    assert_eq!((r.code, r.stderr.as_str()), (0, ""), "{r:?}");
+    let (p, q, w) = windows_of(&r.stdout);
+    assert_eq!(&w[..2], &[(p, 400), (q, 64)], "{r:?}");
+    // The group's index runs over both ints: p + 10 allows -10..=89, q 0..=15.
+    assert!(r.stdout.contains("index 0 16\n"), "{r:?}");
+}
+
+#[test]
 fn an_instrumented_kernel_launched_on_another_device_runs_silently() {
     let r = run(&["windows", "other_device"], "detect_leaks=0");
     assert_eq!((r.code, r.stderr.as_str()), (0, ""), "{r:?}");

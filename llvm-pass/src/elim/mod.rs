@@ -46,6 +46,9 @@
 //!
 //! * **Index hulls** (`hull`): consecutive row checks `gep T, P, sext x_r` of one block
 //!   become one check of the hull between the least and the greatest `x_r`.
+//! * **Index groups** (`index`): checks of one block through different windowed kernel
+//!   parameters at one index `x` become one compare of `x` against bounds the runtime
+//!   works out at launch for those parameters.
 //! * **Value intervals**: an access of a statically sized object whose offset, over the
 //!   values its indices can take at the access (`intervals`: induction-variable bounds,
 //!   arithmetic, the branch conditions on the way there), stays inside the object is
@@ -60,8 +63,8 @@
 //!
 //! This module is the planner (`plan()`); the plan it hands the emitter (`check.rs`) is
 //! made of the `plan` module's types, which build no IR. The steps after the first pass
-//! over the accesses are modules of their own, each over the plan's types only: `stride`
-//! and `hull` (groups), `batch`, then `defer` (the last); `join` holds what they share (when checks
+//! over the accesses are modules of their own, each over the plan's types only: `stride`,
+//! `hull` and `index` (groups), `batch`, then `defer` (the last); `join` holds what they share (when checks
 //! can become one), `cold` which checks can skip their access (decided here, used by
 //! the emitter too).
 
@@ -69,6 +72,7 @@ mod batch;
 mod cold;
 pub mod defer;
 mod hull;
+mod index;
 mod join;
 pub mod plan;
 mod stride;
@@ -284,7 +288,8 @@ fn group_neighbours<'ctx>(
 
 /// Plans the checks of one function's accesses. `cold`: the module's cold paths (which
 /// checks can skip their access); `scoped` says the function marks local scopes (no
-/// recurring elimination then); `opts`: whether to eliminate at all
+/// recurring elimination then); `slots`: the launch-time index groups of the module's
+/// kernels (`launch::index_slots`); `opts`: whether to eliminate at all
 /// ([`PassOptions::optimise`]) and the recover mode, which keeps some forms out.
 pub fn plan<'ctx>(
     ir: &Ir,
@@ -292,6 +297,7 @@ pub fn plan<'ctx>(
     accesses: &[Access<'ctx>],
     cold: &ColdPaths,
     scoped: bool,
+    slots: &[crate::launch::IndexSlot<'ctx>],
     opts: &PassOptions,
 ) -> Plan<'ctx> {
     let block_of = |a: &Access| cfg.block_of(a.inst);
@@ -390,6 +396,9 @@ pub fn plan<'ctx>(
             hull::form(ir, cfg, accesses, &mut plan);
         }
         hoist_loop_ranges(&scev, accesses, &mut plan);
+        if !opts.recover_build() {
+            index::form(ir, cfg, accesses, &mut plan, slots);
+        }
         batch::form(cfg, accesses, &mut plan);
         if !opts.recover_build() {
             hoist_verdicts(cfg, accesses, &mut plan);

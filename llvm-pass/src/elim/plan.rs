@@ -99,6 +99,20 @@ pub enum Shape<'ctx> {
     Strided(Stride<'ctx>),
     /// Bases at run-time indices (`hull`); every member has its exact address.
     Hull(Hull<'ctx>),
+    /// Members through different kernel parameters at one index (`index`), checked as
+    /// `x - lo <u span` on the launch's bounds; every member has its exact address.
+    Index(IndexShape<'ctx>),
+}
+
+/// An index group's check (`index`): the index and the launch's bounds of its members.
+#[derive(Clone, Copy, Debug)]
+pub struct IndexShape<'ctx> {
+    /// The members' index (the GEPs' own, sign-extended to i64 at the check).
+    pub x: IntValue<'ctx>,
+    /// The least index every member allows (a hidden kernel parameter, i64).
+    pub lo: IntValue<'ctx>,
+    /// How many indices from `lo` on every member allows (a hidden kernel parameter).
+    pub span: IntValue<'ctx>,
 }
 
 impl<'ctx> Shape<'ctx> {
@@ -113,6 +127,7 @@ impl<'ctx> Shape<'ctx> {
             }
             Shape::Strided(s) => s.leaves().to_vec(),
             Shape::Hull(h) => h.leaves(),
+            Shape::Index(ix) => vec![ix.x.into()],
         }
     }
 
@@ -132,6 +147,10 @@ impl<'ctx> Shape<'ctx> {
             },
             Shape::Strided(s) => Shape::Strided(s.map(f)),
             Shape::Hull(h) => Shape::Hull(h.map(f)),
+            Shape::Index(ix) => Shape::Index(IndexShape {
+                x: f(ix.x.into()).into_int_value(),
+                ..*ix
+            }),
         }
     }
 }
@@ -277,6 +296,8 @@ pub struct Plan<'ctx> {
     pub groups: Vec<Group<'ctx>>,
     /// Ranges covered by a group's check (members after the first).
     pub merged: u32,
+    /// Of those, ranges covered by an index group's compare (`index`).
+    pub indexed: u32,
     /// Ranges checked once for their whole loop, in its preheader.
     pub loop_checks: Vec<LoopCheck<'ctx>>,
     /// Checks of one block sharing one branch (`batch`).

@@ -32,8 +32,8 @@ target triple = "nvptx64-nvidia-cuda"
 ; CHECK-NOT: call i32 @__cusafe_fail(
 ; CHECK: store float
 ; CHECK: load double
-; STATS: kernel recurring: 1 checks {{.*}} 1 removed (dominated), 1 merged (neighbouring), 0 loop ranges (one check per loop, in the preheader), 0 batched (sharing a branch), 0 hoisted (loop header loads), 1 header loads shared
-; NOELIM: kernel recurring: 3 checks {{.*}} 0 removed (dominated), 0 merged (neighbouring), 0 loop ranges (one check per loop, in the preheader), 0 batched (sharing a branch), 0 hoisted (loop header loads), 0 header loads shared
+; STATS: kernel recurring: 1 checks {{.*}} 1 removed (dominated), 1 merged (neighbouring), 0 of them by index (one compare for several parameters), 0 loop ranges (one check per loop, in the preheader), 0 batched (sharing a branch), 0 hoisted (loop header loads), 1 header loads shared
+; NOELIM: kernel recurring: 3 checks {{.*}} 0 removed (dominated), 0 merged (neighbouring), 0 of them by index (one compare for several parameters), 0 loop ranges (one check per loop, in the preheader), 0 batched (sharing a branch), 0 hoisted (loop header loads), 0 header loads shared
 define void @recurring(ptr %a, i64 %i) {
   %p = getelementptr inbounds float, ptr %a, i64 %i
   %v = load float, ptr %p, align 4

@@ -77,7 +77,7 @@ exit:
 }
 
 ; Downwards, and a neighbouring group (a[i], a[i+1]) of one trip: one preheader check.
-; STATS: kernel down_pairs: 1 checks {{.*}} 1 merged (neighbouring), 1 loop ranges
+; STATS: kernel down_pairs: 1 checks {{.*}} 1 merged (neighbouring), 0 of them by index (one compare for several parameters), 1 loop ranges
 define void @down_pairs(ptr %a, i64 %n) {
 entry:
   %c = icmp sgt i64 %n, 0

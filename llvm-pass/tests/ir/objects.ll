@@ -65,4 +65,4 @@ define void @k(i64 %i) {
 ; CHECK: load i32, ptr addrspace(1) %c3
 ; The site text names the object (mangled; the runtime demangles).
 ; LOC: c"k\1F<unknown: compile with -g or -gline-tables-only>\1F0\1F0\1F_ZZ1kE4tile\00"
-; STATS: device function k: 5 checks (3 loads, 2 stores, 0 atomics, 0 ranges; 5 against known objects), 0 arithmetic rules, 2 proven in bounds, 0 removed (dominated), 0 merged (neighbouring), 0 loop ranges (one check per loop, in the preheader), 0 batched (sharing a branch), 0 hoisted (loop header loads), 0 header loads shared, 0 unchecked
+; STATS: device function k: 5 checks (3 loads, 2 stores, 0 atomics, 0 ranges; 5 against known objects), 0 arithmetic rules, 2 proven in bounds, 0 removed (dominated), 0 merged (neighbouring), 0 of them by index (one compare for several parameters), 0 loop ranges (one check per loop, in the preheader), 0 batched (sharing a branch), 0 hoisted (loop header loads), 0 header loads shared, 0 unchecked

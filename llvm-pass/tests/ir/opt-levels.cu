@@ -16,6 +16,7 @@ __global__ void saxpy(float a, const float *x, float *y, int n) {
 // heap-checked), and the pointers themselves are reloaded from allocas first.
 // O0: cusafe: kernel _Z5saxpyfPKfPfi: 3 checks (2 loads, 1 stores, 0 atomics, 0 ranges; 0 against known objects), 0 arithmetic rules, {{[0-9]+}} proven in bounds
 // With optimisation the store to y[i] is covered by the dominating check of the load
-// of y[i] (same root, address and length): removed.
-// OPT: cusafe: kernel _Z5saxpyfPKfPfi: 2 checks (2 loads, 0 stores, 0 atomics, 0 ranges; 0 against known objects), 0 arithmetic rules, 0 proven in bounds, 1 removed (dominated)
+// of y[i] (same root, address and length): removed; the loads of x[i] and y[i] are one
+// compare of i (an index group, index-group.ll).
+// OPT: cusafe: kernel _Z5saxpyfPKfPfi: 1 checks (1 loads, 0 stores, 0 atomics, 0 ranges; 0 against known objects), 0 arithmetic rules, 0 proven in bounds, 1 removed (dominated), 1 merged (neighbouring), 1 of them by index
 // PLAIN-NOT: cusafe:

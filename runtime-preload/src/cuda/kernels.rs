@@ -6,7 +6,9 @@ use std::ffi::{CStr, CString};
 
 use cudarc::driver::sys as cu;
 use cusafe_format::devheap::MARKER_SYMBOL;
-use cusafe_format::launch::{layout_symbol, Layout};
+use cusafe_format::launch::{
+    index_member_symbol, index_symbol, layout_symbol, IndexGroup, Layout, MAX_INDEX_GROUPS,
+};
 
 use super::driver::describe;
 
@@ -44,16 +46,42 @@ pub fn name_of(f: cu::CUfunction) -> Result<String, String> {
     Ok(unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
 }
 
-/// The windows kernel `f` (named `name`) takes: `None` for a kernel without the
-/// pass's marker (not built by cusafe, or built without launch-time bounds).
+/// The windows and index groups kernel `f` (named `name`) takes: `None` for a kernel
+/// without the pass's marker (not built by cusafe, or built without launch-time bounds).
 pub fn layout_of(f: cu::CUfunction, name: &str) -> Result<Option<Layout>, String> {
     let Some(bytes) = module_global(f, &layout_symbol(name))? else {
         return Ok(None);
     };
     let sizes = param_sizes(f)?;
-    Layout::from_param_sizes(bytes as u32, &sizes)
+    let groups = index_groups(f, name, sizes.len())?;
+    Layout::from_param_sizes(bytes as u32, &sizes, groups)
         .map(Some)
         .map_err(|e| e.to_string())
+}
+
+/// The index groups of kernel `f` (named `name`, with `params` parameters in all), from
+/// the sizes of their marker globals (`cusafe_format::launch::index_symbol`): group `j`
+/// while its marker exists, each with its members while theirs do.
+fn index_groups(f: cu::CUfunction, name: &str, params: usize) -> Result<Vec<IndexGroup>, String> {
+    let mut groups = Vec::new();
+    while let Some(scale) = module_global(f, &index_symbol(name, groups.len()))? {
+        if groups.len() == MAX_INDEX_GROUPS {
+            return Err(format!("it has more than {MAX_INDEX_GROUPS} index groups"));
+        }
+        let mut members = Vec::new();
+        while members.len() < params {
+            let symbol = index_member_symbol(name, groups.len(), members.len());
+            let Some(b) = module_global(f, &symbol)? else {
+                break;
+            };
+            members.push(b as u32 - 1);
+        }
+        groups.push(IndexGroup {
+            scale: scale as u64,
+            members,
+        });
+    }
+    Ok(groups)
 }
 
 /// Whether the module of kernel `f` allocates in device code (the pass's

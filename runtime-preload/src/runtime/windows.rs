@@ -9,7 +9,7 @@ use std::ffi::c_void;
 use std::sync::{Arc, Mutex};
 
 use cudarc::driver::sys as cu;
-use cusafe_format::launch::{launch_bounds, Layout};
+use cusafe_format::launch::{index_bounds, launch_bounds, Layout};
 
 use super::{Placed, Runtime};
 use crate::cuda::driver::reachable;
@@ -84,7 +84,7 @@ impl Layouts {
     }
 }
 
-/// The arguments of one launch, windows appended. Keep it until the launch call returns.
+/// The arguments of one launch, windows and index bounds appended. Keep it until the launch call returns.
 /// Its two arrays come from, and go back to, a per-thread pool, so that a launch makes
 /// no heap allocation once the thread has launched a kernel of as many arguments.
 pub struct WindowedArgs {
@@ -102,7 +102,8 @@ thread_local! {
 
 impl WindowedArgs {
     /// The program's `layout.params` arguments `args`, then the window `window(p)` of
-    /// the value `p` of each argument with one.
+    /// the value `p` of each argument with one, then the bounds of each index group
+    /// (`index_bounds` of its members' values and windows).
     ///
     /// # Safety
     /// `args` must point to `layout.params` argument pointers, those of the windowed
@@ -119,11 +120,20 @@ impl WindowedArgs {
         let (mut out, mut words) = POOL.try_with(Cell::take).ok().flatten().unwrap_or_default();
         out.clear();
         words.clear();
+        // SAFETY: a windowed argument points to 8 readable bytes.
+        let value = |i: u32| unsafe { given[i as usize].cast::<u64>().read_unaligned() };
         for &i in &layout.windows {
-            // SAFETY: a windowed argument points to 8 readable bytes.
-            let p = unsafe { given[i as usize].cast::<u64>().read_unaligned() };
-            let (start, limit) = window(p);
+            let (start, limit) = window(value(i));
             words.extend([start, limit]);
+        }
+        for g in &layout.groups {
+            let members = g.members.iter().map(|m| {
+                // Every member has a window (`Layout::from_param_sizes`).
+                let w = layout.windows.binary_search(m).unwrap_or_default();
+                (value(*m), words[2 * w], words[2 * w + 1])
+            });
+            let (lo, span) = index_bounds(g.scale, members);
+            words.extend([lo, span]);
         }
         out.extend_from_slice(given);
         out.extend(words.iter_mut().map(|w| (w as *mut u64).cast::<c_void>()));
@@ -316,6 +326,32 @@ mod tests {
         assert_eq!(
             [word(0), word(2), word(3), word(4), word(5), word(6)],
             [0x1000, 0x2000, 0x1001, 0x1002, 0x2001, 0x2002]
+        );
+    }
+
+    #[test]
+    fn index_bounds_follow_the_windows() {
+        let group = cusafe_format::launch::IndexGroup {
+            scale: 4,
+            members: vec![0, 2],
+        };
+        let sizes = [8, 4, 8, 8, 8, 8, 8, 8, 8];
+        let layout = Layout::from_param_sizes(3, &sizes, vec![group]).expect("a layout");
+        // Two float arrays of 10 elements, the second passed 2 elements in.
+        let (mut a, mut n, mut b) = (0x1000u64, 7i32, 0x2008u64);
+        let mut args: Vec<*mut c_void> = vec![
+            (&mut a as *mut u64).cast(),
+            (&mut n as *mut i32).cast(),
+            (&mut b as *mut u64).cast(),
+        ];
+        let window = |p: u64| (p & !0xfff, 40);
+        // SAFETY: three arguments, the windowed ones u64.
+        let mut w = unsafe { WindowedArgs::new(&layout, args.as_mut_ptr(), window) };
+        let out = w.as_ptr();
+        let word = |i: usize| unsafe { *(*out.add(i)).cast::<u64>() };
+        assert_eq!(
+            [word(3), word(4), word(5), word(6), word(7), word(8)],
+            [0x1000, 40, 0x2000, 40, 0, 8]
         );
     }
 }
