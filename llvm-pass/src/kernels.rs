@@ -16,3 +16,13 @@ pub fn kernels<'ctx>(ir: &Ir<'ctx>) -> Vec<FunctionValue<'ctx>> {
     }
     out
 }
+
+/// Whether kernel `k` has no `!nvvm.annotations` entry but its `"kernel"` one (no launch
+/// bounds, no `grid_constant` parameter, ...).
+pub fn kernel_annotation_only(ir: &Ir, k: FunctionValue) -> bool {
+    ir.module()
+        .get_global_metadata("nvvm.annotations")
+        .into_iter()
+        .filter_map(annotation)
+        .all(|(f, kind)| f != Some(k) || kind.as_deref() == Some(b"kernel"))
+}

@@ -8,12 +8,15 @@
 //! takes windows; a kernel without one is launched as it is.
 //!
 //! Index groups ([`add_index_groups`], at the end of the pipeline, on optimized IR): a
-//! kernel whose blocks outside loops access two or more windowed parameters at one
-//! index (`dn[idx]`, `ds[idx]`, ... of srad) gets two more hidden `i64` parameters per
-//! group, `lo` and `span`, which the runtime works out at launch
+//! kernel whose blocks outside loops load through two or more windowed parameters at
+//! one index (`dn[idx]`, `ds[idx]`, ... of srad_2) gets two more hidden `i64`
+//! parameters per group, `lo` and `span`, which the runtime works out at launch
 //! (`cusafe_format::launch::index_bounds`), and the group's marker globals. The planner
-//! (`elim/index.rs`) then checks such accesses with one compare of the index,
-//! `x - lo <u span` ([`IndexSlot`]).
+//! (`elim/index.rs`) then checks such loads with one compare of the index,
+//! `x - lo <u span` ([`IndexSlot`]). Loads only: one branch before a block's stores
+//! instead of one per store cost srad_1 registers (32 -> 36) and srad 1% (interleaved
+//! A/B on an H200, results/2026-11-27-h200-perf-19), where srad_2's five loads as one
+//! group took srad from 1.264x to 1.213x of plain.
 
 use crate::collect::{Len, Target};
 use crate::ffi::{cusafe_add_i64_params, cusafe_param_bytes, cusafe_param_is_byval};
@@ -25,6 +28,9 @@ use inkwell::module::Linkage;
 use inkwell::values::{AsValueRef, BasicValue, FunctionValue, GlobalValue, IntValue, PointerValue};
 use llvm_sys::LLVMOpcode;
 use std::collections::HashMap;
+
+/// LLVM's `CallingConv::PTX_Kernel`.
+const PTX_KERNEL_CC: u32 = 71;
 
 /// Kernel parameter space every GPU takes (the 32 KiB of newer drivers is opt-in): a
 /// kernel whose parameters and windows would not fit keeps decoding its pointers.
@@ -145,7 +151,7 @@ pub struct IndexSlot<'ctx> {
 /// The index groups of the marked kernels (`add_index_groups`), all kernels together.
 pub type IndexSlots<'ctx> = Vec<IndexSlot<'ctx>>;
 
-/// Gives every kernel with windows whose blocks outside loops access two or more
+/// Gives every kernel with windows whose blocks outside loops load through two or more
 /// windowed parameters at one index its index groups (see the module doc): two hidden
 /// `i64` parameters each, after the windows, and their marker globals. Returns how many
 /// kernels it rewrote; each rewritten kernel is a new function (run before anything
@@ -157,7 +163,10 @@ pub fn add_index_groups<'ctx>(ir: &Ir<'ctx>, kernels: &[FunctionValue<'ctx>]) ->
         let Some(g) = marker(ir, &name) else {
             continue;
         };
-        if ir.module().get_global(&index_symbol(&name, 0)).is_some() {
+        // A kernel replaced this late keeps only what its calling convention says
+        // (below): one with launch bounds or other annotations keeps its function.
+        let late_safe = crate::kernels::kernel_annotation_only(ir, k);
+        if ir.module().get_global(&index_symbol(&name, 0)).is_some() || !late_safe {
             continue;
         }
         let n = g.get_value_type().into_array_type().len();
@@ -176,6 +185,13 @@ pub fn add_index_groups<'ctx>(ir: &Ir<'ctx>, kernels: &[FunctionValue<'ctx>]) ->
         let added = 2 * groups.len() as u32;
         let f = unsafe { cusafe_add_i64_params(k.as_value_ref(), added) };
         let f = unsafe { FunctionValue::new(f) }.expect("the rewritten kernel");
+        // NVPTX caches `!nvvm.annotations` by function address and never forgets a
+        // freed function's entry: by now functions have been freed (inlined, dead),
+        // and the new kernel may sit at such an address, where the cache says "no
+        // annotation" and the backend would emit a `.func` (seen: lu's copy_kernel,
+        // which cudart then could not launch, "named symbol not found"). With no
+        // annotation found, the backend falls back on the calling convention.
+        f.set_call_conventions(PTX_KERNEL_CC);
         for j in 0..groups.len() as u32 {
             let at = |i: u32| param(f, total + 2 * j + i).into_int_value();
             set_name(at(0), &format!("cusafe.index.lo.{j}"));
@@ -193,7 +209,7 @@ pub fn add_index_groups<'ctx>(ir: &Ir<'ctx>, kernels: &[FunctionValue<'ctx>]) ->
 }
 
 /// The index groups kernel `k` (windows `layout`) would use: per block outside loops,
-/// the windowed parameters its checked accesses reach at one index and element size,
+/// the windowed parameters its checked loads reach at one index and element size,
 /// where two or more; each distinct group once, in the order first found.
 fn find_groups<'ctx>(ir: &Ir<'ctx>, k: FunctionValue<'ctx>, layout: &Layout) -> Vec<IndexGroup> {
     let cfg = crate::dom::Cfg::of(k);
@@ -206,7 +222,7 @@ fn find_groups<'ctx>(ir: &Ir<'ctx>, k: FunctionValue<'ctx>, layout: &Layout) -> 
         .collect();
     // By (block, index, element size): the parameters, ascending.
     let mut at: Vec<((usize, IntValue, u64), Vec<u32>)> = Vec::new();
-    for acc in &found.accesses {
+    for acc in found.accesses.iter().filter(|a| crate::elim::index_load(a)) {
         let Some(b) = cfg.block_of(acc.inst) else {
             continue;
         };

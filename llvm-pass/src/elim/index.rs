@@ -1,7 +1,7 @@
 //! Index groups, a form of neighbouring checks (`elim`) across roots: single checks of
-//! one block at `getelementptr T, p, x` through different windowed kernel parameters
-//! `p` with one index `x` and `size(T)` bytes each (srad's `dn[idx]`, `ds[idx]`,
-//! `dw[idx]`, `de[idx]`, `c[idx]`; a copy kernel's `dst[i] = src[i]`), with no call
+//! loads of one block at `getelementptr T, p, x` through different windowed kernel
+//! parameters `p` with one index `x` and `size(T)` bytes each (srad_2's `dn[idx]`,
+//! `ds[idx]`, `dw[idx]`, `de[idx]`, `j[idx]`), with no call
 //! that may stop the thread between the first and the last, become one check of the
 //! index: `x - lo <u span`, on the bounds the runtime worked out at launch for exactly
 //! those parameters and that element size (`crate::launch::IndexSlot`,
@@ -25,7 +25,7 @@ use crate::ir::Ir;
 use crate::launch::{indexed, IndexSlot};
 use crate::remat::Remat;
 use inkwell::basic_block::BasicBlock;
-use inkwell::values::{IntValue, PointerValue};
+use inkwell::values::{InstructionOpcode, IntValue, PointerValue};
 
 /// Checks of one block at one index and element size, in program order, each with the
 /// parameter it goes through.
@@ -66,7 +66,9 @@ pub fn form<'ctx>(
             let Some(ix) = indexed(ir, r.addr, len) else {
                 continue;
             };
-            let member = r.root == ix.param && slots.iter().any(|s| s.members.contains(&r.root));
+            let member = is_load(acc)
+                && r.root == ix.param
+                && slots.iter().any(|s| s.members.contains(&r.root));
             if !member {
                 continue;
             }
@@ -87,6 +89,11 @@ pub fn form<'ctx>(
     for o in open {
         close(cfg, accesses, plan, slots, o);
     }
+}
+
+/// Whether `acc` is a load: only loads join index groups (see [`crate::launch`]).
+pub fn is_load(acc: &Access) -> bool {
+    acc.inst.get_opcode() == InstructionOpcode::Load
 }
 
 /// Makes one index group of `o`'s members through the parameters of the kernel's

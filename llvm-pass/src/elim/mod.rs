@@ -78,6 +78,7 @@ pub mod plan;
 mod stride;
 
 pub use cold::ColdPaths;
+pub use index::is_load as index_load;
 
 use crate::base::{decompose, Base, Guard, Parts};
 use crate::classify::{const_int, pointer_root, ObjSize};
