@@ -386,6 +386,17 @@ mod tests {
             index_bounds(4, [(0x1000, 0x1000, 8), (0x2000 + 8, 0x2000, 8)]).1,
             0
         );
+        // A null or poisoned member's window is empty: every index fails, and the cold
+        // path then names that member.
+        let no_header = |_| panic!("no header");
+        let poisoned = (1u64 << 63) | (3 << 41);
+        for p in [0, poisoned] {
+            let (start, limit) = launch_bounds(p, no_header, |_| false);
+            assert_eq!(index_bounds(4, [a, (p, start, limit)]).1, 0);
+        }
+        // A foreign member (memory the driver knows) narrows nothing a cusafe one allows.
+        let (fs, fl) = FOREIGN_WINDOW;
+        assert_eq!(index_bounds(4, [a, (0x7f00_0000_0000, fs, fl)]), (0, 10));
     }
 
     #[test]
