@@ -638,7 +638,8 @@ impl<'ctx> Checker<'ctx> {
         for &Unit { id, plan: p } in units {
             ir.at(at);
             let r = id.of(accesses);
-            let (range, group) = match p {
+            let anchor = p.anchor();
+            let (inside, range, group, anchor) = match p {
                 CheckPlan::Leader(_, g) => {
                     let group = &plan.groups[g];
                     let shape = group.shape.map(|v| resolve(e.replaced, v));
@@ -648,35 +649,32 @@ impl<'ctx> Checker<'ctx> {
                         let x = ir.b.build_int_s_extend_or_bit_cast(ix.x, ir.i64, "");
                         let x = x.expect("positioned");
                         let inside = ir.icmp(IntPredicate::ULT, ir.sub(x, ix.lo), ix.span);
-                        bad = Some(match bad {
-                            Some(b) => ir.or(b, ir.not(inside)),
-                            None => ir.not(inside),
-                        });
-                        verdicts.push((id, r.clone(), Some((group, shape)), None));
-                        continue;
+                        (inside, r.clone(), Some((group, shape)), None)
+                    } else {
+                        // The leader's own address, when it is where the union starts
+                        // and the batch branches at the leader: the base is not rebuilt.
+                        let lo = match shape {
+                            Shape::Offsets { lo, .. } => Some(lo),
+                            _ => None,
+                        };
+                        let own = group
+                            .members
+                            .iter()
+                            .find(|&&(m, x)| m == id && Some(x) == lo)
+                            .filter(|_| verdicts_at.is_none() && id.inst(accesses) == inst)
+                            .map(|_| resolve_ptr(e.replaced, r.addr));
+                        let (addr, len, wraps) = crate::shape::union(ir, &shape, own);
+                        guards.extend(wraps);
+                        let range = Range {
+                            addr,
+                            root: resolve_ptr(e.replaced, r.root),
+                            len,
+                            last_byte: false,
+                            ..r.clone()
+                        };
+                        let (v, _) = self.verdict(e, &range, anchor);
+                        (v.inside, range, Some((group, shape)), anchor)
                     }
-                    // The leader's own address, when it is where the union starts and
-                    // the batch branches at the leader: the base is not rebuilt.
-                    let lo = match shape {
-                        Shape::Offsets { lo, .. } => Some(lo),
-                        _ => None,
-                    };
-                    let own = group
-                        .members
-                        .iter()
-                        .find(|&&(m, x)| m == id && Some(x) == lo)
-                        .filter(|_| verdicts_at.is_none() && id.inst(accesses) == inst)
-                        .map(|_| resolve_ptr(e.replaced, r.addr));
-                    let (addr, len, wraps) = crate::shape::union(ir, &shape, own);
-                    guards.extend(wraps);
-                    let range = Range {
-                        addr,
-                        root: resolve_ptr(e.replaced, r.root),
-                        len,
-                        last_byte: false,
-                        ..r.clone()
-                    };
-                    (range, Some((group, shape)))
                 }
                 _ => {
                     let range = Range {
@@ -684,14 +682,13 @@ impl<'ctx> Checker<'ctx> {
                         root: resolve_ptr(e.replaced, r.root),
                         ..r.clone()
                     };
-                    (range, None)
+                    let (v, _) = self.verdict(e, &range, anchor);
+                    (v.inside, range, None, anchor)
                 }
             };
-            let anchor = p.anchor();
-            let (v, _) = self.verdict(e, &range, anchor);
             bad = Some(match bad {
-                Some(b) => ir.or(b, ir.not(v.inside)),
-                None => ir.not(v.inside),
+                Some(b) => ir.or(b, ir.not(inside)),
+                None => ir.not(inside),
             });
             verdicts.push((id, range, group, anchor));
         }
@@ -701,7 +698,8 @@ impl<'ctx> Checker<'ctx> {
         // hold addresses no member touches). A plain range is checked again as it is;
         // an offset or strided union runs from its lowest member's start to its
         // highest member's end, and the window is one interval, so when the union
-        // does not fit, one of those two members does not.
+        // does not fit, one of those two members does not; an index group's compare
+        // fails exactly when some member's does (`launch::index_bounds`).
         let exact = guards.is_empty()
             && units.iter().all(|u| match u.plan {
                 CheckPlan::Leader(_, g) => !matches!(plan.groups[g].shape, Shape::Hull(_)),
@@ -734,31 +732,32 @@ impl<'ctx> Checker<'ctx> {
                         .expect("a group without exact addresses has members by value"),
                 };
                 let own = m.of(accesses);
-                let r = match own_roots {
+                let member = if own_roots {
                     // Compared in the cold block alone: a constant length as a value
                     // (`fits`' general form), so that no bound or last-byte start is
                     // built beside the window, in the fast path, for this compare only.
-                    true => Range {
+                    let len = match own.len {
+                        Len::Const(n) => Len::Value(ir.c64(n)),
+                        l => l,
+                    };
+                    let root = resolve_ptr(e.replaced, own.root);
+                    let r = Range {
                         addr,
-                        root: resolve_ptr(e.replaced, own.root),
-                        len: match own.len {
-                            Len::Const(n) => Len::Value(ir.c64(n)),
-                            l => l,
-                        },
+                        root,
+                        len,
                         last_byte: false,
                         ..own.clone()
-                    },
-                    false => Range {
+                    };
+                    (m.inst(accesses), r, own.root, None)
+                } else {
+                    let r = Range {
                         addr,
                         root: range.root,
                         ..own.clone()
-                    },
+                    };
+                    (m.inst(accesses), r, original_root, anchor)
                 };
-                let (original_root, anchor) = match own_roots {
-                    true => (own.root, None),
-                    false => (original_root, anchor),
-                };
-                chain.push((m.inst(accesses), r, original_root, anchor));
+                chain.push(member);
             }
         }
         // In trap mode, with an exact or and every report a trap (none out of line,
