@@ -4,7 +4,9 @@
 // the perf suite make about 4,100 launches per pass) run at this rate.
 // Run the plain build, the plain build with LD_PRELOAD=libcusafe_rt.so (the runtime's
 // hooks alone), and the cusafe build (hooks plus launch-time windows for the
-// instrumented kernel's pointer parameters). Prints one line:
+// instrumented kernel's pointer parameters). Built plain with -DLAUNCH_RATE_ICALL, the
+// kernel also holds a never-taken indirect call, as the instrumented kernel's cold
+// path does (does the call alone change what a launch costs?). Prints one line:
 //   launch_rate launches=N issue_us=... total_us=...   (microseconds per launch)
 #include <cuda_runtime.h>
 
@@ -12,8 +14,19 @@
 #include <cstdio>
 #include <cstdlib>
 
+#ifdef LAUNCH_RATE_ICALL
+__device__ void cold_report(float *y) {
+  y[0] = -1.0f;
+  __trap();
+}
+__device__ void (*cold_slot)(float *) = cold_report;
+#endif
+
 __global__ void axpy(float *y, const float *x, const float *a, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
+#ifdef LAUNCH_RATE_ICALL
+  if (n < 0) cold_slot(y); // never taken: the launches pass n = 4096
+#endif
   if (i < n) y[i] += a[0] * x[i];
 }
 

@@ -15,7 +15,7 @@ use std::sync::Mutex;
 
 use cudarc::driver::sys as cu;
 
-use super::driver::check;
+use super::driver::{check, Context};
 use crate::alloc::{BackendError, Fill};
 
 /// `CU_STREAM_PER_THREAD`: one handle, a different stream in every thread.
@@ -150,11 +150,13 @@ impl HeaderStream {
         })
     }
 
-    /// Makes `stream` (a `cudaStream_t` as passed to a launch) wait for every write
-    /// issued so far. Skipped for a stream being captured into a graph (the graph runs
-    /// later, after the writes). Errors are ignored: at worst a kernel reads a header
-    /// a moment early, which the caller cannot fix either.
-    pub fn order_before(&self, stream: usize) {
+    /// Makes `stream` (a `cudaStream_t` as passed to a launch in context `ctx`) wait for
+    /// every write issued so far. Skipped for a stream being captured into a graph (the
+    /// graph runs later, after the writes). Errors are ignored: at worst a kernel reads a
+    /// header a moment early, which the caller cannot fix either. `ctx` is made current
+    /// only when the stream has writes to wait for: most launches have none, and then
+    /// cost no driver call here.
+    pub fn order_before(&self, stream: usize, ctx: Context) {
         let g = self.generation.load(Ordering::Acquire);
         if g == 0 {
             return;
@@ -169,6 +171,7 @@ impl HeaderStream {
         if waited >= g {
             return;
         }
+        let _ctx = ctx.enter();
         let s = stream as cu::CUstream;
         // SAFETY: `s` is the program's stream handle (or a special handle the driver
         // accepts); event and private stream are ours.

@@ -340,9 +340,11 @@ impl Runtime {
                 side.home_seen.fetch_max(home, Ordering::AcqRel);
             }
         }
-        let _ctx = side.ctx.enter();
-        self.tell_page(side, kernel);
-        side.writes.order_before(stream);
+        {
+            let _ctx = side.ctx.enter();
+            self.tell_page(side, kernel);
+        }
+        side.writes.order_before(stream, side.ctx);
     }
 
     /// Gives `kernel`'s module on `side` (its context current) the side's runtime page

@@ -386,10 +386,7 @@ impl Runtime {
         let h = self.heap()?;
         let placed = self.launch_place(kernel)?;
         match placed {
-            Ok(devices::Served::Home) => {
-                let _ctx = h.ctx().enter();
-                h.writes.order_before(stream);
-            }
+            Ok(devices::Served::Home) => h.writes.order_before(stream, h.ctx()),
             Ok(devices::Served::Side(side)) => self.prepare_side_launch(h, side, kernel, stream),
             // Said at the launch of an instrumented kernel (`note_launch_device`).
             Err(_) => {}
