@@ -84,9 +84,10 @@ impl Layouts {
     }
 }
 
-/// The arguments of one launch, windows and index bounds appended. Keep it until the launch call returns.
-/// Its two arrays come from, and go back to, a per-thread pool, so that a launch makes
-/// no heap allocation once the thread has launched a kernel of as many arguments.
+/// The arguments of one launch, windows and index bounds appended. Keep it until the
+/// launch call returns. Its two arrays come from, and go back to, a per-thread pool, so
+/// that a launch makes no heap allocation once the thread has launched a kernel of as
+/// many arguments.
 pub struct WindowedArgs {
     args: Vec<*mut c_void>,
     /// The windows' words, which `args` points into (heap storage: moving the struct
@@ -128,8 +129,10 @@ impl WindowedArgs {
         }
         for g in &layout.groups {
             let members = g.members.iter().map(|m| {
-                // Every member has a window (`Layout::from_param_sizes`).
-                let w = layout.windows.binary_search(m).unwrap_or_default();
+                let w = layout
+                    .windows
+                    .binary_search(m)
+                    .expect("Layout::from_param_sizes refuses a member without a window");
                 (value(*m), words[2 * w], words[2 * w + 1])
             });
             let (lo, span) = index_bounds(g.scale, members);
