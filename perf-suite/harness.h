@@ -2,6 +2,10 @@
 // the kernel region only, peak device memory, output checksums and the one result line
 // the runner parses.
 //
+// Per-kernel times: a workload may call run.mark("kernel") after each launch; run with
+// --breakdown, time() then adds every marked launch's GPU time to its kernel and the
+// output gets a KERNEL line per kernel before the result line (llama_decode does).
+//
 // Every workload's main():
 //   perf::Run run(argc, argv, "gemm", /*default_iters=*/5);
 //   ... allocate, initialise, copy in (untimed) ...
@@ -21,6 +25,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <cuda_runtime.h>
+#include <map>
+#include <string>
 #include <vector>
 
 #include "../examples/common.h" // CK(call): exits naming the failing CUDA call
@@ -89,8 +95,11 @@ public:
         iters_ = std::atoi(argv[++i]);
       } else if (!std::strcmp(argv[i], "--quick")) {
         iters_ = 1;
+      } else if (!std::strcmp(argv[i], "--breakdown")) {
+        breakdown_ = true;
       } else {
-        std::fprintf(stderr, "%s: unknown argument %s; use --iters N or --quick\n", name, argv[i]);
+        std::fprintf(stderr, "%s: unknown argument %s; use --iters N, --quick or --breakdown\n",
+                     name, argv[i]);
         std::exit(2);
       }
     }
@@ -118,9 +127,17 @@ public:
   }
 
   /// Runs iters() passes between two events on the default stream; adds their time.
+  /// With `--breakdown`, each pass also waits for its end and adds the time of every
+  /// launch marked with mark() to that kernel's sum (printed by finish()).
   template <class F> void time(F f) {
     CK(cudaEventRecord(start_));
-    for (int i = 0; i < iters_; i++) f();
+    for (int i = 0; i < iters_; i++) {
+      timing_ = breakdown_;
+      mark(nullptr);
+      f();
+      if (timing_) add_marked();
+      timing_ = false;
+    }
     CK(cudaEventRecord(stop_));
     CK(cudaGetLastError());
     CK(cudaEventSynchronize(stop_));
@@ -128,6 +145,23 @@ public:
     CK(cudaEventElapsedTime(&ms, start_, stop_));
     kernel_ms_ += ms;
     sample_memory();
+  }
+
+  /// With `--breakdown`, inside time() (not in warmup()): records an event after the
+  /// launch just made, whose kernel is `kernel` (nullptr: the start of a pass); else
+  /// nothing. A launch's time is the span from the event before it to the one after
+  /// it, on the GPU's clock (a gap while the GPU waits for the host counts too). The
+  /// events and the wait after each pass slow the pass: a --breakdown run's PERF line
+  /// is not comparable with a normal run's; compare its KERNEL lines between builds.
+  void mark(const char *kernel) {
+    if (!timing_) return;
+    if (marked_ == events_.size()) {
+      events_.emplace_back();
+      CK(cudaEventCreate(&events_.back()));
+    }
+    CK(cudaEventRecord(events_[marked_]));
+    kernels_.resize(marked_ + 1);
+    kernels_[marked_++] = kernel;
   }
 
   /// Adds a time measured by the workload itself (for workloads whose passes need
@@ -151,8 +185,13 @@ public:
     metric_value_ = value;
   }
 
-  /// Prints the result line and returns the exit status for main().
+  /// Prints the result line and returns the exit status for main(); with
+  /// `--breakdown`, first one line per marked kernel:
+  ///   KERNEL workload=NAME kernel=K launches=N ms_per_iter=T
   int finish(bool verified, uint64_t sum) {
+    for (const auto &[kernel, t] : breakdown_ms_)
+      std::printf("KERNEL workload=%s kernel=%s launches=%d ms_per_iter=%.6f\n", name_,
+                  kernel.c_str(), t.launches / iters_, t.ms / iters_);
     std::printf("PERF workload=%s iters=%d kernel_ms=%.6f per_iter_ms=%.6f verified=%d "
                 "checksum=0x%016llx peak_mem_mib=%.1f",
                 name_, iters_, kernel_ms_, kernel_ms_ / iters_, verified ? 1 : 0,
@@ -165,6 +204,24 @@ public:
   }
 
 private:
+  /// Waits for the pass marked since the last call and adds each launch's time.
+  void add_marked() {
+    CK(cudaEventSynchronize(events_[marked_ - 1]));
+    for (size_t i = 1; i < marked_; i++) {
+      if (!kernels_[i]) continue;
+      float ms = 0;
+      CK(cudaEventElapsedTime(&ms, events_[i - 1], events_[i]));
+      Span &t = breakdown_ms_[kernels_[i]];
+      t.ms += ms;
+      t.launches++;
+    }
+    marked_ = 0;
+  }
+
+  struct Span {
+    double ms = 0;
+    int launches = 0;
+  };
   const char *name_;
   int iters_;
   float kernel_ms_ = 0;
@@ -172,6 +229,11 @@ private:
   cudaEvent_t start_, stop_;
   const char *metric_key_ = nullptr;
   double metric_value_ = 0;
+  bool breakdown_ = false, timing_ = false;
+  std::vector<cudaEvent_t> events_;
+  std::vector<const char *> kernels_;
+  size_t marked_ = 0;
+  std::map<std::string, Span> breakdown_ms_;
 };
 
 /// Ceiling division for grid sizes.

@@ -313,29 +313,38 @@ int main(int argc, char **argv) {
 
   auto mv = [&](const float *w, const float *x, float *out, int n_in, int n_out, bool acc) {
     matvec<<<perf::cdiv(n_out, MV_ROWS), 32 * MV_ROWS>>>(w, x, out, n_in, n_out, acc);
+    run.mark("matvec");
   };
   auto forward = [&](int pos) {
     embed<<<perf::cdiv(DIM, 256), 256>>>(d_emb, d_tokens, pos, d_x);
+    run.mark("embed");
     for (int l = 0; l < LAYERS; l++) {
       float *kc = d_kcache + (size_t)l * MAX_SEQ * DIM;
       float *vc = d_vcache + (size_t)l * MAX_SEQ * DIM;
       rmsnorm<<<1, 1024>>>(d_x, d_rms_att + (size_t)l * DIM, d_xb, DIM);
+      run.mark("rmsnorm");
       mv(d_wq + l * n_attn, d_xb, d_q, DIM, DIM, false);
       mv(d_wk + l * n_attn, d_xb, d_k, DIM, DIM, false);
       mv(d_wv + l * n_attn, d_xb, d_v, DIM, DIM, false);
       rope_kv<<<perf::cdiv(DIM / 2, 256), 256>>>(d_q, d_k, d_v, kc, vc, pos);
+      run.mark("rope_kv");
       attention<<<HEADS, HEAD_SIZE>>>(d_q, kc, vc, d_att_out, pos);
+      run.mark("attention");
       mv(d_wo + l * n_attn, d_att_out, d_x, DIM, DIM, true);
       rmsnorm<<<1, 1024>>>(d_x, d_rms_ffn + (size_t)l * DIM, d_xb, DIM);
+      run.mark("rmsnorm");
       mv(d_w1 + l * n_ffn, d_xb, d_hb, DIM, HIDDEN, false);
       mv(d_w3 + l * n_ffn, d_xb, d_hb2, DIM, HIDDEN, false);
       silu_mul<<<perf::cdiv(HIDDEN, 256), 256>>>(d_hb, d_hb2, HIDDEN);
+      run.mark("silu_mul");
       mv(d_w2 + l * n_ffn, d_hb, d_x, HIDDEN, DIM, true);
     }
     rmsnorm<<<1, 1024>>>(d_x, d_rms_final, d_xb, DIM);
+    run.mark("rmsnorm");
     float *logits = d_logits + (size_t)pos * VOCAB;
     mv(d_emb, d_xb, logits, DIM, VOCAB, false); // classifier tied to the embedding
     argmax<<<1, 1024>>>(logits, VOCAB, d_tokens, pos);
+    run.mark("argmax");
   };
   auto pass = [&] {
     for (int pos = 0; pos < T; pos++) forward(pos);
