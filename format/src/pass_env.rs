@@ -18,6 +18,9 @@ pub const DEFER: &str = "CUSAFE_PASS_DEFER";
 pub const BOX_COPY: &str = "CUSAFE_PASS_BOX_COPY";
 /// `0`: no index groups (one check of an index shared by several kernel parameters).
 pub const INDEX_GROUPS: &str = "CUSAFE_PASS_INDEX_GROUPS";
+/// `0`: every loop range gets its own branch (by default those of one preheader share
+/// one).
+pub const LOOP_SETS: &str = "CUSAFE_PASS_LOOP_SETS";
 /// `0`: cold paths stay calls (the IR tests read them so).
 pub const INLINE_COLD: &str = "CUSAFE_PASS_INLINE_COLD";
 /// `1`: cold paths that go on after a report; `skip`: and skip every failing access.

@@ -485,30 +485,82 @@ impl<'ctx> Checker<'ctx> {
         cast.expect("positioned")
     }
 
-    /// Emits the check of a loop range (`elim::plan::LoopCheck`) before the preheader's
-    /// terminator; a report names the access's site. The loop runs either way (recover
-    /// mode does not skip the accesses of a loop whose range failed).
-    pub fn emit_loop_check(&self, e: &mut FnEmit<'_, 'ctx>, lc: &LoopCheck<'ctx>) {
+    /// The loop ranges of `e`'s plan, each checked right before its `at` (a loop
+    /// preheader's terminator). With `share` (`CUSAFE_PASS_LOOP_SETS`, on by default),
+    /// ranges checked before the same instruction share one branch: their verdicts are built there, the branch takes their or, and the cold
+    /// path looks at each range again, in order, and reports the first that fails (in
+    /// trap mode, with every report a trap, the last needs no compare: the or was
+    /// exact). A report names the access's site. The loop runs either way: recover
+    /// mode reports each range that fails and does not skip the loop's accesses.
+    pub fn emit_loop_checks(
+        &self,
+        e: &mut FnEmit<'_, 'ctx>,
+        checks: &[LoopCheck<'ctx>],
+        share: bool,
+    ) {
+        let mut sets: Vec<Vec<&LoopCheck<'ctx>>> = Vec::new();
+        for lc in checks {
+            match sets.iter_mut().find(|s| share && s[0].at == lc.at) {
+                Some(set) => set.push(lc),
+                None => sets.push(vec![lc]),
+            }
+        }
+        for set in sets {
+            self.emit_loop_set(e, &set);
+        }
+    }
+
+    /// One branch for the loop ranges `set`, all checked before `set[0].at`.
+    fn emit_loop_set(&self, e: &mut FnEmit<'_, 'ctx>, set: &[&LoopCheck<'ctx>]) {
         let ir = e.ir;
+        let at = set[0].at;
         // The expansions may be the program's own values (a loaded row pointer), which
         // recover-mode phis have replaced since.
-        let len = match lc.range.len {
-            Len::Value(v) => Len::Value(resolve(e.replaced, v.into()).into_int_value()),
-            l => l,
-        };
-        let r = Range {
-            root: resolve_ptr(e.replaced, lc.range.root),
-            addr: resolve_ptr(e.replaced, lc.range.addr),
-            len,
-            ..lc.range.clone()
-        };
-        ir.at(lc.at);
-        // No anchor: the root half is built here, not taken from `e`'s.
-        let (v, len) = self.verdict(e, &r, None);
-        let term = ir.split_if_then(ir.not(v.inside), lc.at);
-        ir.at(term);
-        let inst = e.accesses[lc.access].inst;
-        self.cold_call(e, inst, &r, lc.range.root, &v, len);
+        let ranges: Vec<Range<'ctx>> = set
+            .iter()
+            .map(|lc| {
+                let len = match lc.range.len {
+                    Len::Value(v) => Len::Value(resolve(e.replaced, v.into()).into_int_value()),
+                    l => l,
+                };
+                Range {
+                    root: resolve_ptr(e.replaced, lc.range.root),
+                    addr: resolve_ptr(e.replaced, lc.range.addr),
+                    len,
+                    ..lc.range.clone()
+                }
+            })
+            .collect();
+        ir.at(at);
+        // No anchor: each root half is built here, not taken from `e`'s.
+        let verdicts: Vec<_> = ranges.iter().map(|r| self.verdict(e, r, None)).collect();
+        let bad = verdicts
+            .iter()
+            .map(|(v, _)| ir.not(v.inside))
+            .reduce(|a, b| ir.or(a, b))
+            .expect("a set has a range");
+        let term = ir.split_if_then(bad, at);
+        if let [(v, len)] = verdicts.as_slice() {
+            ir.at(term);
+            let inst = e.accesses[set[0].access].inst;
+            self.cold_call(e, inst, &ranges[0], set[0].range.root, v, *len);
+            return;
+        }
+        let last_traps = self.trap_slot.is_some()
+            && set
+                .iter()
+                .zip(&ranges)
+                .all(|(lc, r)| !self.cold.out_of_line(r, lc.range.root));
+        for (k, (lc, r)) in set.iter().zip(&ranges).enumerate() {
+            ir.at(term);
+            let (v, len) = self.verdict(e, r, None);
+            if !(last_traps && k + 1 == set.len()) {
+                let report = ir.split_if_then(ir.not(v.inside), term);
+                ir.at(report);
+            }
+            let inst = e.accesses[lc.access].inst;
+            self.cold_call(e, inst, r, lc.range.root, &v, len);
+        }
     }
 
     /// The verdict on range `r` at the builder's position (the heap root half from

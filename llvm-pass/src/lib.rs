@@ -235,9 +235,7 @@ fn instrument_module(ir: &Ir, opts: &PassOptions) -> Result<(), String> {
             checker.instrument(&mut emit, i);
         }
         checker.emit_flushes(&mut emit);
-        for lc in &plan.loop_checks {
-            checker.emit_loop_check(&mut emit, lc);
-        }
+        checker.emit_loop_checks(&mut emit, &plan.loop_checks, opts.loop_sets);
         if want_stats {
             let mut s = stats::Stats::of(&found, escapes.len(), &plan);
             s.coverage = points.get(&f).copied().unwrap_or(0);

@@ -72,6 +72,13 @@ const INDEX_GROUPS: Switch = Switch {
     default: true,
     what: "0 checks no index once for several kernel parameters",
 };
+/// `CUSAFE_PASS_LOOP_SETS`: one branch for the loop ranges of one preheader
+/// (`check::Checker::emit_loop_checks`).
+const LOOP_SETS: Switch = Switch {
+    name: pass_env::LOOP_SETS,
+    default: true,
+    what: "0 gives every loop range its own branch",
+};
 /// `CUSAFE_PASS_INLINE_COLD`: inlined cold paths.
 const INLINE_COLD: Switch = Switch {
     name: pass_env::INLINE_COLD,
@@ -124,6 +131,9 @@ pub struct PassOptions {
     /// Index groups (`CUSAFE_PASS_INDEX_GROUPS`, on by default; with launch-time
     /// windows in trap-mode builds only: [`Self::index_groups`]).
     pub index_groups: bool,
+    /// One branch for the loop ranges of one preheader (`CUSAFE_PASS_LOOP_SETS`, on by
+    /// default).
+    pub loop_sets: bool,
     /// Cold paths inlined (`CUSAFE_PASS_INLINE_COLD`, on by default; the IR tests turn
     /// it off to read the checks as calls).
     pub inline_cold: bool,
@@ -168,6 +178,7 @@ impl PassOptions {
         let (optimise, launch_bounds, inline_cold) =
             (on(OPT)?, on(LAUNCH_BOUNDS)?, on(INLINE_COLD)?);
         let (defer, box_copy, index_groups) = (on(DEFER)?, on(BOX_COPY)?, on(INDEX_GROUPS)?);
+        let loop_sets = on(LOOP_SETS)?;
         let recover = match on(RECOVER)? {
             false => Recover::Off,
             true if get(RECOVER.name).is_some_and(|v| v == "skip") => Recover::Skip,
@@ -182,6 +193,7 @@ impl PassOptions {
             defer,
             box_copy,
             index_groups,
+            loop_sets,
             inline_cold,
             recover,
             coverage: coverage_mode(get(pass_env::COVERAGE))?,
@@ -208,7 +220,7 @@ impl PassOptions {
 
 /// The `CUSAFE_PASS_*` variables the pass reads, and `CUSAFE_PASS_PLUGIN` (where
 /// `cusafe-clang++` finds the pass).
-const KNOWN: [&str; 12] = [
+const KNOWN: [&str; 13] = [
     pass_env::STATS,
     pass_env::VERIFY,
     pass_env::CHECKS,
@@ -217,6 +229,7 @@ const KNOWN: [&str; 12] = [
     pass_env::DEFER,
     pass_env::BOX_COPY,
     pass_env::INDEX_GROUPS,
+    pass_env::LOOP_SETS,
     pass_env::INLINE_COLD,
     pass_env::RECOVER,
     pass_env::COVERAGE,
