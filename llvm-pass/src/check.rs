@@ -56,6 +56,16 @@ pub type RootParts<'ctx> = HashMap<Anchor<'ctx>, RootPart<'ctx>>;
 /// address must be read through its phi, which dominates where the original no longer does.
 pub type Replaced<'ctx> = HashMap<BasicValueEnum<'ctx>, BasicValueEnum<'ctx>>;
 
+/// One range of a cold chain ([`Checker::cold_chain`]): the access that names its site,
+/// the range, its root before recover-mode phis replaced loads, and where its heap root
+/// half was built (none: built in the cold path).
+type ChainMember<'ctx> = (
+    InstructionValue<'ctx>,
+    Range<'ctx>,
+    PointerValue<'ctx>,
+    Option<Anchor<'ctx>>,
+);
+
 /// What [`Checker`] emits one function's checks with: the module-wide maps its checks
 /// add to (borrowed), the function's own root halves and stripped roots (made here),
 /// and the function's accesses and their plan. Made once per function.
@@ -487,11 +497,11 @@ impl<'ctx> Checker<'ctx> {
 
     /// The loop ranges of `e`'s plan, each checked right before its `at` (a loop
     /// preheader's terminator). With `share` (`CUSAFE_PASS_LOOP_SETS`, on by default),
-    /// ranges checked before the same instruction share one branch: their verdicts are built there, the branch takes their or, and the cold
-    /// path looks at each range again, in order, and reports the first that fails (in
-    /// trap mode, with every report a trap, the last needs no compare: the or was
-    /// exact). A report names the access's site. The loop runs either way: recover
-    /// mode reports each range that fails and does not skip the loop's accesses.
+    /// ranges checked before the same instruction share one branch: their verdicts are
+    /// built there, the branch takes their or, and the cold path looks at each range
+    /// again ([`Self::cold_chain`]). A report names the access's site. The loop runs
+    /// either way: recover mode reports each range that fails and does not skip the
+    /// loop's accesses.
     pub fn emit_loop_checks(
         &self,
         e: &mut FnEmit<'_, 'ctx>,
@@ -546,21 +556,13 @@ impl<'ctx> Checker<'ctx> {
             self.cold_call(e, inst, &ranges[0], set[0].range.root, v, *len);
             return;
         }
-        let last_traps = self.trap_slot.is_some()
-            && set
-                .iter()
-                .zip(&ranges)
-                .all(|(lc, r)| !self.cold.out_of_line(r, lc.range.root));
-        for (k, (lc, r)) in set.iter().zip(&ranges).enumerate() {
-            ir.at(term);
-            let (v, len) = self.verdict(e, r, None);
-            if !(last_traps && k + 1 == set.len()) {
-                let report = ir.split_if_then(ir.not(v.inside), term);
-                ir.at(report);
-            }
-            let inst = e.accesses[lc.access].inst;
-            self.cold_call(e, inst, r, lc.range.root, &v, len);
-        }
+        // Each range's verdict is exact: the or fails exactly when one of them does.
+        let chain = set
+            .iter()
+            .zip(ranges)
+            .map(|(lc, r)| (e.accesses[lc.access].inst, r, lc.range.root, None))
+            .collect();
+        self.cold_chain(e, term, chain, true);
     }
 
     /// The verdict on range `r` at the builder's position (the heap root half from
@@ -812,10 +814,24 @@ impl<'ctx> Checker<'ctx> {
                 chain.push(member);
             }
         }
-        // In trap mode, with an exact or and every report a trap (none out of line,
-        // which may return), the chain reaching its last member means that member
-        // fails: its report needs no compare, and the chain never goes back to the
-        // access (no reconvergence around the batch).
+        self.cold_chain(e, term, chain, exact);
+    }
+
+    /// The cold path of a shared branch, before `term` (the cold block's terminator):
+    /// each member of `chain` (the access that names its site, its range, its root
+    /// before recover-mode phis replaced loads, its anchor) is compared again, in
+    /// order, and reported when it fails. In trap mode, with an `exact` or and every
+    /// report a trap (none out of line, which may return), the chain reaching its last
+    /// member means that member fails: its report needs no compare, and the chain never
+    /// goes back (no reconvergence around the shared branch).
+    fn cold_chain(
+        &self,
+        e: &mut FnEmit<'_, 'ctx>,
+        term: InstructionValue<'ctx>,
+        chain: Vec<ChainMember<'ctx>>,
+        exact: bool,
+    ) {
+        let ir = e.ir;
         let last_traps = exact
             && self.trap_slot.is_some()
             && chain
