@@ -38,12 +38,30 @@ pub enum Widen<'ctx> {
 /// extended by `ext` (a single term for most indices; `sext (a + (b + 1))` with no-wrap
 /// adds becomes the terms `a`, `b`, so that its neighbours `sext (a + b)` and
 /// `sext (a + (b - 1))` share the base).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Eq)]
 pub struct Index<'ctx> {
-    /// Existing values, in a canonical order.
+    /// Existing values, in the order the index's additions name them (operand 0 first,
+    /// so that a rebuilt sum is the same from one run of the pass to the next).
     pub terms: Vec<IntValue<'ctx>>,
     /// How each term is widened before the sum.
     pub ext: Widen<'ctx>,
+}
+
+/// Two indices are the same when they widen the same terms the same way, in whatever
+/// order their additions name them (`a + b` and `b + a`).
+impl PartialEq for Index<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        // By handle: a key inkwell values do not have; only equality depends on it, so
+        // the address order, which changes from run to run, reaches no output.
+        let sorted = |i: &Self| {
+            let mut t: Vec<usize> = i.terms.iter().map(|v| v.as_value_ref() as usize).collect();
+            t.sort_unstable();
+            t
+        };
+        self.ext == other.ext
+            && self.terms.len() == other.terms.len()
+            && sorted(self) == sorted(other)
+    }
 }
 
 impl<'ctx> Index<'ctx> {
@@ -286,7 +304,7 @@ fn split_add(v: IntValue, assume: bool) -> Option<(Index, i64, Option<Assumed>)>
         None => (inner, 0),
     };
     let mut split = Vec::new();
-    let (mut terms, c) = match split_terms(inner, wrap, &mut split) {
+    let (terms, c) = match split_terms(inner, wrap, &mut split) {
         Some(c) if !split.is_empty() => (split, c.checked_add(c0)?),
         // Too many terms (or all constant, which GEP folding leaves rare): one term.
         _ => (vec![inner], c0),
@@ -294,8 +312,6 @@ fn split_add(v: IntValue, assume: bool) -> Option<(Index, i64, Option<Assumed>)>
     if ext == Widen::Keep && terms == [v] {
         return None;
     }
-    // Canonical: by handle (a key inkwell values do not have).
-    terms.sort_by_key(|t| t.as_value_ref() as usize);
     Some((Index { terms, ext }, c, assumed))
 }
 
