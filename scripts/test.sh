@@ -15,6 +15,8 @@ cargo test --release --workspace
 step "pass IR tests (lit + FileCheck)"
 CUSAFE_PASS_PLUGIN="$CUSAFE_BIN/libcusafe_pass.so" CUSAFE_PTXAS="$CUSAFE_CUDA/bin/ptxas" \
   python3 -c 'from lit.main import main; main()' -sv llvm-pass/tests/ir
+step "the pass gives the same PTX in two runs (perf workloads and the suite's __shared__ programs)"
+scripts/check-deterministic.sh "$CUSAFE_ROOT/build/deterministic" perf-suite/workloads/*.cu security-suite/programs/shared_*.cu
 step "examples compile with cusafe-clang++ (ptxas runs inside every build)"
 scripts/build-examples.sh "$CUSAFE_ROOT/build/examples"
 step "security suite: manifest agrees with the programs; all compile with cusafe-clang++, instrumented and plain (ptxas runs inside every build)"
