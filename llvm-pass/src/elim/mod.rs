@@ -538,6 +538,7 @@ fn hoist_loop_ranges<'ctx>(loops: &LoopAnalyses, accesses: &[Access<'ctx>], plan
                     ..r.clone()
                 },
                 at: lr.at,
+                expand_at: lr.expand_at,
             });
         }
     }
