@@ -587,8 +587,7 @@ impl<'ctx> Checker<'ctx> {
             Target::Object(_) => true,
             Target::Heap => self
                 .windows
-                .get(&crate::classify::strip_pointer_casts(r.root))
-                .is_some(),
+                .contains_key(&crate::classify::strip_pointer_casts(r.root)),
         }
     }
 
