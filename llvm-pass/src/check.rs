@@ -587,7 +587,8 @@ impl<'ctx> Checker<'ctx> {
             Target::Object(_) => true,
             Target::Heap => self
                 .windows
-                .contains_key(&crate::classify::strip_pointer_casts(r.root)),
+                .get(&crate::classify::strip_pointer_casts(r.root))
+                .is_some(),
         }
     }
 
