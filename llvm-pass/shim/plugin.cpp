@@ -356,31 +356,10 @@ static const llvm::SCEV *behindCopy(LoopRanges &S, const llvm::SCEV *X, llvm::Fu
   return llvm::SCEVParameterRewriter::rewrite(X, S.SE, Map);
 }
 
-// The terminator of the preheader of the outermost loop around `L` (or of `L` itself)
-// in which every one of `Xs` is invariant and from which each can be expanded: where a
-// range's values go, so that an outer loop does not build them again on each of its
-// trips (gemm's tile loop, whose inner loops' `__shared__` ranges depend on the thread
-// only). The range's check stays at `L`'s preheader.
-static llvm::Instruction *outermost(LoopRanges &S, llvm::Loop &L, llvm::SCEVExpander &Exp,
-                                    llvm::ArrayRef<const llvm::SCEV *> Xs) {
-  llvm::Instruction *T = L.getLoopPreheader()->getTerminator();
-  for (llvm::Loop *O = L.getParentLoop(); O; O = O->getParentLoop()) {
-    llvm::BasicBlock *Pre = O->getLoopPreheader();
-    if (!Pre)
-      break;
-    llvm::Instruction *OT = Pre->getTerminator();
-    for (const llvm::SCEV *X : Xs)
-      if (!S.SE.isLoopInvariant(X, O) || !Exp.isSafeToExpandAt(X, OT))
-        return T;
-    T = OT;
-  }
-  return T;
-}
-
 extern "C" bool cusafe_loop_range(void *P, LLVMValueRef Inst, LLVMValueRef Ptr,
                                   LLVMValueRef Root, uint64_t Below, uint64_t Len,
-                                  LLVMValueRef *Lo, LLVMValueRef *Span, LLVMValueRef *At,
-                                  LLVMValueRef *ExpandAt, bool Expand) {
+                                  LLVMValueRef *Lo,
+                                  LLVMValueRef *Span, LLVMValueRef *At, bool Expand) {
   auto &S = *static_cast<LoopRanges *>(P);
   auto *I = llvm::unwrap<llvm::Instruction>(Inst);
   llvm::Loop *L = S.LI.getLoopFor(I->getParent());
@@ -407,13 +386,11 @@ extern "C" bool cusafe_loop_range(void *P, LLVMValueRef Inst, LLVMValueRef Ptr,
       return false;
     if (!Expand)
       return true;
-    llvm::Instruction *E = outermost(S, *L, Exp, {PtrS});
-    llvm::IRBuilder<> B(E);
-    llvm::Value *P0 = Exp.expandCodeFor(PtrS, PtrTy, E);
+    llvm::IRBuilder<> B(T);
+    llvm::Value *P0 = Exp.expandCodeFor(PtrS, PtrTy, T);
     *Lo = llvm::wrap(B.CreateGEP(B.getInt8Ty(), P0, B.getInt64(-static_cast<int64_t>(Below))));
     *Span = llvm::wrap(B.getInt64(Below + Len));
     *At = llvm::wrap(T);
-    *ExpandAt = llvm::wrap(E);
     return true;
   }
   const llvm::SCEV *Trips = S.SE.getBackedgeTakenCount(L);
@@ -441,11 +418,9 @@ extern "C" bool cusafe_loop_range(void *P, LLVMValueRef Inst, LLVMValueRef Ptr,
       return false;
     if (!Expand)
       return true;
-    llvm::Instruction *E = outermost(S, *L, Exp, {LoS, SpanS});
-    *Lo = llvm::wrap(Exp.expandCodeFor(behindCopy(S, LoS, *F), PtrTy, E));
-    *Span = llvm::wrap(Exp.expandCodeFor(SpanS, I64, E));
+    *Lo = llvm::wrap(Exp.expandCodeFor(behindCopy(S, LoS, *F), PtrTy, T));
+    *Span = llvm::wrap(Exp.expandCodeFor(SpanS, I64, T));
     *At = llvm::wrap(T);
-    *ExpandAt = llvm::wrap(E);
     return true;
   }
   // Otherwise (a run-time step, a[i * m + j], or a walk of a 32-bit index) the trips go
@@ -466,22 +441,18 @@ extern "C" bool cusafe_loop_range(void *P, LLVMValueRef Inst, LLVMValueRef Ptr,
     return false;
   if (!Expand)
     return true;
-  llvm::SmallVector<const llvm::SCEV *, 4> Parts = {AR->getStart(), StepS, Trips64};
-  if (W->Base)
-    Parts.push_back(W->Base);
-  llvm::Instruction *E = outermost(S, *L, Exp, Parts);
-  llvm::IRBuilder<> B(E);
-  llvm::Value *TripsV = Exp.expandCodeFor(Trips64, I64, E);
+  llvm::IRBuilder<> B(T);
+  llvm::Value *TripsV = Exp.expandCodeFor(Trips64, I64, T);
   llvm::Value *First, *S64, *T64;
   if (W->Ext == Walk::Same) {
-    First = Exp.expandCodeFor(behindCopy(S, AR->getStart(), *F), PtrTy, E);
+    First = Exp.expandCodeFor(behindCopy(S, AR->getStart(), *F), PtrTy, T);
     S64 = B.CreatePtrToInt(First, I64);
-    T64 = Exp.expandCodeFor(StepS, I64, E);
+    T64 = Exp.expandCodeFor(StepS, I64, T);
   } else {
     llvm::Type *XTy = AR->getType();
-    llvm::Value *X0 = Exp.expandCodeFor(AR->getStart(), XTy, E);
+    llvm::Value *X0 = Exp.expandCodeFor(AR->getStart(), XTy, T);
     S64 = W->Ext == Walk::Signed ? B.CreateSExt(X0, I64) : B.CreateZExt(X0, I64);
-    T64 = B.CreateSExt(Exp.expandCodeFor(StepS, XTy, E), I64);
+    T64 = B.CreateSExt(Exp.expandCodeFor(StepS, XTy, T), I64);
   }
   llvm::Value *Mag = B.CreateBinaryIntrinsic(llvm::Intrinsic::abs, T64, B.getFalse());
   llvm::Value *Trip = B.CreateBinaryIntrinsic(llvm::Intrinsic::umul_with_overflow, Mag, TripsV);
@@ -494,7 +465,7 @@ extern "C" bool cusafe_loop_range(void *P, LLVMValueRef Inst, LLVMValueRef Ptr,
     llvm::Value *Narrow = B.CreateTrunc(L64, XTy);
     llvm::Value *Back = W->Ext == Walk::Signed ? B.CreateSExt(Narrow, I64) : B.CreateZExt(Narrow, I64);
     Far = B.CreateOr(Far, B.CreateICmpNE(Back, L64));
-    llvm::Value *Base = Exp.expandCodeFor(behindCopy(S, W->Base, *F), PtrTy, E);
+    llvm::Value *Base = Exp.expandCodeFor(behindCopy(S, W->Base, *F), PtrTy, T);
     llvm::Value *Scale = B.getInt64(W->Scale);
     First = B.CreateGEP(B.getInt8Ty(), Base, B.CreateMul(S64, Scale));
     llvm::Value *BaseInt = B.CreatePtrToInt(Base, I64);
@@ -509,7 +480,6 @@ extern "C" bool cusafe_loop_range(void *P, LLVMValueRef Inst, LLVMValueRef Ptr,
   *Lo = llvm::wrap(B.CreateGEP(B.getInt8Ty(), First,
                                B.CreateSub(B.CreateSub(Min, A), B.getInt64(Below))));
   *At = llvm::wrap(T);
-  *ExpandAt = llvm::wrap(E);
   return true;
 }
 

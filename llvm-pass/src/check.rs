@@ -541,24 +541,9 @@ impl<'ctx> Checker<'ctx> {
                 }
             })
             .collect();
-        // No anchor: each root half is built here, not taken from `e`'s. A verdict that
-        // loads nothing is built where its range's values were (an outer loop's
-        // preheader when they are invariant there: computing it early does nothing);
-        // the branch stays at `at`, so nothing is reported that the program would not
-        // reach.
-        let verdicts: Vec<_> = set
-            .iter()
-            .zip(&ranges)
-            .map(|(lc, r)| {
-                ir.at(if self.loads_nothing(r) {
-                    lc.expand_at
-                } else {
-                    at
-                });
-                self.verdict(e, r, None)
-            })
-            .collect();
         ir.at(at);
+        // No anchor: each root half is built here, not taken from `e`'s.
+        let verdicts: Vec<_> = ranges.iter().map(|r| self.verdict(e, r, None)).collect();
         let bad = verdicts
             .iter()
             .map(|(v, _)| ir.not(v.inside))
@@ -578,18 +563,6 @@ impl<'ctx> Checker<'ctx> {
             .map(|(lc, r)| (e.accesses[lc.access].inst, r, lc.range.root, None))
             .collect();
         self.cold_chain(e, term, chain, true);
-    }
-
-    /// Whether the verdict on range `r` loads nothing: a known object's, or a heap
-    /// range's whose root has a launch-time window (no header).
-    fn loads_nothing(&self, r: &Range<'ctx>) -> bool {
-        match r.target {
-            Target::Object(_) => true,
-            Target::Heap => self
-                .windows
-                .get(&crate::classify::strip_pointer_casts(r.root))
-                .is_some(),
-        }
     }
 
     /// The verdict on range `r` at the builder's position (the heap root half from

@@ -71,11 +71,10 @@ extern "C" {
     pub fn cusafe_loop_ranges_free(s: LoopAnalysesRef);
 
     /// The bytes access `inst` of `[ptr - below, ptr + len)` from `root` covers over
-    /// every trip of its loop: the lowest address in `*lo`, the length in `*span`, the
-    /// preheader's terminator in `*at`, and in `*expand_at` where `lo` and `span` were
-    /// built (`at`, or the preheader terminator of the outermost enclosing loop in which
-    /// they are invariant); false when the loop or the address does not allow it. With
-    /// `expand` false nothing is built (or written): only whether it would be.
+    /// every trip of its loop, expanded in the preheader: the lowest address in `*lo`,
+    /// the length in `*span`, the preheader's terminator in `*at`; false when the loop
+    /// or the address does not allow it. With `expand` false nothing is built (or
+    /// written): only whether it would be.
     #[allow(clippy::too_many_arguments)]
     pub fn cusafe_loop_range(
         s: LoopAnalysesRef,
@@ -87,7 +86,6 @@ extern "C" {
         lo: *mut LLVMValueRef,
         span: *mut LLVMValueRef,
         at: *mut LLVMValueRef,
-        expand_at: *mut LLVMValueRef,
         expand: bool,
     ) -> bool;
 

@@ -31,10 +31,6 @@ pub struct LoopRange<'ctx> {
     pub span: IntValue<'ctx>,
     /// Where its check goes: the loop preheader's terminator.
     pub at: InstructionValue<'ctx>,
-    /// Where `lo` and `span` were built: `at`, or the preheader terminator of the
-    /// outermost enclosing loop in which they are invariant (their values, and a
-    /// verdict on them that loads nothing, can be computed there once).
-    pub expand_at: InstructionValue<'ctx>,
 }
 
 impl LoopAnalyses {
@@ -55,8 +51,7 @@ impl LoopAnalyses {
         below: u64,
         len: u64,
     ) -> Option<LoopRange<'ctx>> {
-        let (mut lo, mut span, mut at, mut expand_at) = (
-            std::ptr::null_mut(),
+        let (mut lo, mut span, mut at) = (
             std::ptr::null_mut(),
             std::ptr::null_mut(),
             std::ptr::null_mut(),
@@ -68,27 +63,16 @@ impl LoopAnalyses {
         );
         let found = unsafe {
             cusafe_loop_range(
-                self.0,
-                inst,
-                addr,
-                root,
-                below,
-                len,
-                &mut lo,
-                &mut span,
-                &mut at,
-                &mut expand_at,
-                true,
+                self.0, inst, addr, root, below, len, &mut lo, &mut span, &mut at, true,
             )
         };
         // Safety: the shim gives the address expanded in the access's pointer type, an
-        // i64 span and two preheaders' terminators.
+        // i64 span and the preheader's terminator.
         found.then(|| unsafe {
             LoopRange {
                 lo: PointerValue::new(lo),
                 span: IntValue::new(span),
                 at: InstructionValue::new(at),
-                expand_at: InstructionValue::new(expand_at),
             }
         })
     }
@@ -99,11 +83,7 @@ impl LoopAnalyses {
     /// loop's preheader (builds nothing).
     pub fn has_range(&self, inst: InstructionValue, r: &Range) -> bool {
         let mut out = std::ptr::null_mut();
-        let (mut span, mut at, mut expand_at) = (
-            std::ptr::null_mut(),
-            std::ptr::null_mut(),
-            std::ptr::null_mut(),
-        );
+        let (mut span, mut at) = (std::ptr::null_mut(), std::ptr::null_mut());
         unsafe {
             cusafe_loop_range(
                 self.0,
@@ -115,7 +95,6 @@ impl LoopAnalyses {
                 &mut out,
                 &mut span,
                 &mut at,
-                &mut expand_at,
                 false,
             )
         }

@@ -538,7 +538,6 @@ fn hoist_loop_ranges<'ctx>(loops: &LoopAnalyses, accesses: &[Access<'ctx>], plan
                     ..r.clone()
                 },
                 at: lr.at,
-                expand_at: lr.expand_at,
             });
         }
     }

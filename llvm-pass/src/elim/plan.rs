@@ -258,10 +258,6 @@ pub struct LoopCheck<'ctx> {
     pub range: Range<'ctx>,
     /// Emitted right before this instruction (the loop preheader's terminator).
     pub at: InstructionValue<'ctx>,
-    /// Where the range's values were built ([`crate::loops::LoopRange::expand_at`]): a
-    /// verdict that loads nothing (a window or a known object) is computed there, and
-    /// only the branch is at `at`.
-    pub expand_at: InstructionValue<'ctx>,
 }
 
 /// One check of a batch: a range and its plan before batching (a `Check` or a
