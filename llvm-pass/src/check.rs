@@ -56,6 +56,13 @@ pub type RootParts<'ctx> = HashMap<Anchor<'ctx>, RootPart<'ctx>>;
 /// address must be read through its phi, which dominates where the original no longer does.
 pub type Replaced<'ctx> = HashMap<BasicValueEnum<'ctx>, BasicValueEnum<'ctx>>;
 
+/// The most loop ranges that share one branch. A set's verdicts are all built before
+/// its branch; with more than two, ptxas kept fewer loop invariants in registers in the
+/// loop after it (2mm's four ranges per preheader: 30 instead of 28 SASS a trip, 1.117x
+/// against 1.022x with pairs on an H200, results/2026-11-27-h200-cold-paths), while
+/// pairs (a matvec's weights and input) are where sharing paid.
+const MAX_LOOP_SET: usize = 2;
+
 /// One range of a cold chain ([`Checker::cold_chain`]): the access that names its site,
 /// the range, its root before recover-mode phis replaced loads, and where its heap root
 /// half was built (none: built in the cold path).
@@ -499,7 +506,8 @@ impl<'ctx> Checker<'ctx> {
     /// preheader's terminator). With `share` (`CUSAFE_PASS_LOOP_SETS`, on by default),
     /// ranges checked before the same instruction share one branch: their verdicts are
     /// built there, the branch takes their or, and the cold path looks at each range
-    /// again ([`Self::cold_chain`]). A report names the access's site. The loop runs
+    /// again ([`Self::cold_chain`]), at most [`MAX_LOOP_SET`] ranges to a set. A report
+    /// names the access's site. The loop runs
     /// either way: recover mode reports each range that fails and does not skip the
     /// loop's accesses.
     pub fn emit_loop_checks(
@@ -510,7 +518,10 @@ impl<'ctx> Checker<'ctx> {
     ) {
         let mut sets: Vec<Vec<&LoopCheck<'ctx>>> = Vec::new();
         for lc in checks {
-            match sets.iter_mut().find(|s| share && s[0].at == lc.at) {
+            let joins = |s: &&mut Vec<&LoopCheck<'ctx>>| {
+                share && s[0].at == lc.at && s.len() < MAX_LOOP_SET
+            };
+            match sets.iter_mut().find(joins) {
                 Some(set) => set.push(lc),
                 None => sets.push(vec![lc]),
             }
