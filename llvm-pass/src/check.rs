@@ -507,9 +507,8 @@ impl<'ctx> Checker<'ctx> {
     /// ranges checked before the same instruction share one branch: their verdicts are
     /// built there, the branch takes their or, and the cold path looks at each range
     /// again ([`Self::cold_chain`]), at most [`MAX_LOOP_SET`] ranges to a set. A report
-    /// names the access's site. The loop runs
-    /// either way: recover mode reports each range that fails and does not skip the
-    /// loop's accesses.
+    /// names the access's site. The loop runs either way: recover mode reports each
+    /// range that fails and does not skip the loop's accesses.
     pub fn emit_loop_checks(
         &self,
         e: &mut FnEmit<'_, 'ctx>,
