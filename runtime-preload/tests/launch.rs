@@ -210,6 +210,18 @@ fn instrumented_kernels_get_each_pointer_arguments_window_at_launch() {
 }
 
 #[test]
+fn a_launch_after_a_free_gets_the_freed_blocks_empty_window() {
+    // Each launch reads the windows off the block table as it is then: relaunching the
+    // same arguments after a free must not reuse the earlier launch's windows.
+    let r = run(&["windows", "relaunch"], "detect_leaks=0");
+    assert_eq!(r.code, 0, "{r:?}");
+    let (p, q, w) = windows_of(&r.stdout);
+    let live = [(p, 400), (q, 64), FOREIGN_WINDOW];
+    let freed = [(p, 400), (q, 0), FOREIGN_WINDOW];
+    assert_eq!(w, [live, live, freed].concat(), "{r:?}");
+}
+
+#[test]
 fn an_index_groups_bounds_follow_the_windows_at_launch() {
     let r = run(&["windows", "grouped"], "detect_leaks=0");
     assert_eq!((r.code, r.stderr.as_str()), (0, ""), "{r:?}");
