@@ -10,9 +10,10 @@
 # CUSAFE_PASS_STATS=1, with the builds' other stderr), NAME.ptxas.tsv (registers, stack
 # and spill bytes per kernel and build, from `ptxas -v` run inside each build, so they
 # are the shipped binaries' figures), libcusafe_rt.so, libcudart.so.12 ($ORIGIN rpath),
-# run-perf.sh, COMMIT (git rev-parse HEAD), WORKLOADS (the workloads built, which
-# run-perf.sh runs) and src/ (the workloads' sources with the headers they include, which
-# run-perf.sh's nvcc mode builds with the GPU machine's nvcc).
+# run-perf.sh (and run-ncu.sh with ncu-summary.py, for kernel profiles), COMMIT (git
+# rev-parse HEAD), WORKLOADS (the workloads built, which run-perf.sh runs) and src/ (the
+# workloads' sources with the headers they include, which run-perf.sh's nvcc mode builds
+# with the GPU machine's nvcc).
 #
 # Usage: build-perf.sh [OUT_DIR [WORKLOAD...]]
 #   OUT_DIR   default build/perf
@@ -138,7 +139,8 @@ for name in "${names[@]}"; do
   echo "$line"
 done
 cp -L "$CUSAFE_BIN/libcusafe_rt.so" "$CUSAFE_CUDA/lib64/libcudart.so.12" "$out/"
-cp "$CUSAFE_ROOT/scripts/gpu/run-perf.sh" "$CUSAFE_ROOT/scripts/gpu/run-variance.sh" "$out/"
+cp "$CUSAFE_ROOT/scripts/gpu/run-perf.sh" "$CUSAFE_ROOT/scripts/gpu/run-variance.sh" \
+  "$CUSAFE_ROOT/scripts/gpu/run-ncu.sh" "$CUSAFE_ROOT/scripts/gpu/ncu-summary.py" "$out/"
 # The sources, for run-perf.sh's nvcc mode, laid out as in the repository (every
 # workload: one may include another; the harness includes examples/common.h).
 mkdir -p "$out/src/perf-suite/workloads" "$out/src/examples"

@@ -4,21 +4,12 @@
 //! build skipped), runs.tsv, env.txt, that the table tool reads the result, and
 //! run-variance.sh's rows and summary.
 
-use std::os::unix::fs::PermissionsExt;
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn script(path: &Path, body: &str) {
-    std::fs::write(path, format!("#!/bin/sh\n{body}\n")).expect("write script");
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-}
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("repository root")
-        .to_path_buf()
-}
+use common::{repo, script};
 
 /// A workload build that prints a PERF line with `ms` per pass.
 fn build(bundle: &Path, name: &str, mode: &str, ms: &str) {
