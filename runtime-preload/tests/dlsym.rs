@@ -4,25 +4,20 @@
 
 mod common;
 
-use std::process::Command;
-
-use common::{fixtures, run_env, runtime_lib};
+use common::{cc, fixtures, run_env, runtime_lib};
 
 /// Builds `tests/fixtures/dlopen_interposer.c` as a shared library; returns its path.
 fn interposer() -> String {
-    let f = fixtures();
-    let out = f.dir.join("libdlopen_interposer.so");
-    let src =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/dlopen_interposer.c");
-    let status = Command::new("cc")
-        .args(["-shared", "-fPIC", "-O1", "-Wall", "-Werror", "-o"])
-        .arg(&out)
-        .arg(&src)
-        .arg("-ldl")
-        .status()
-        .expect("running cc");
-    assert!(status.success(), "building {}", src.display());
-    out.to_string_lossy().into_owned()
+    let out = fixtures().dir.join("libdlopen_interposer.so");
+    let out = out.to_string_lossy().into_owned();
+    let src = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/dlopen_interposer.c"
+    );
+    cc(&[
+        "-shared", "-fPIC", "-O1", "-Wall", "-Werror", "-o", &out, src, "-ldl",
+    ]);
+    out
 }
 
 #[test]

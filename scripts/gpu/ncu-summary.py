@@ -33,6 +33,11 @@ def launches(path):
     return [by_id[k] for k in sorted(by_id, key=int)]
 
 
+def shown(x):
+    """A metric for the table: up to two decimals, no trailing zeros ("–" if absent)."""
+    return "–" if x is None else f"{x:,.2f}".rstrip("0").rstrip(".")
+
+
 def number(v):
     try:
         return float(v)
@@ -66,9 +71,7 @@ def main():
         cells.append(f"{d['plain']:,.0f} → {d['cusafe']:,.0f}" if d["plain"] and d["cusafe"] else "–")
         cells.append(ratio)
         for m in METRICS[1:]:
-            v = r[m]
-            fmt = lambda x: "–" if x is None else f"{x:,.2f}".rstrip("0").rstrip(".")
-            cells.append(f"{fmt(v['plain'])} → {fmt(v['cusafe'])}")
+            cells.append(f"{shown(r[m]['plain'])} → {shown(r[m]['cusafe'])}")
         md.append("| " + " | ".join(cells) + " |")
     (out / "kernels.md").write_text("\n".join(md) + "\n")
     (out / "kernels.json").write_text(json.dumps({"kernels": rows}, indent=1) + "\n")

@@ -36,8 +36,11 @@ for v in "$skip" "$count" "$limit"; do
 done
 if [ "$#" -gt 0 ]; then
   names=("$@")
-else
+elif [ -f "$bundle/WORKLOADS" ]; then
   read -r -d '' -a names < "$bundle/WORKLOADS"
+else
+  echo "run-ncu.sh: $bundle has no WORKLOADS file (not a scripts/build-perf.sh bundle?); name the workloads after OUT_DIR" >&2
+  exit 2
 fi
 mkdir -p "$out" || exit 2
 out=$(cd "$out" && pwd)

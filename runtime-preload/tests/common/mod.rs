@@ -47,7 +47,8 @@ pub fn runtime_lib() -> PathBuf {
     lib
 }
 
-fn cc(args: &[&str]) {
+/// Runs the C compiler with `args`; panics with its diagnostics when it fails.
+pub fn cc(args: &[&str]) {
     let out = Command::new("cc")
         .args(args)
         .output()
