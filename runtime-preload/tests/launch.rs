@@ -53,6 +53,43 @@ fn recover_mode_reports_each_site_once_and_continues() {
 }
 
 #[test]
+fn recover_mode_reports_within_sixteen_launches_without_a_sync() {
+    // A launch polls the report page only now and then (every 16th launch, or when it
+    // fails); the two findings of the first launch must still show before the 16th.
+    let r = run(&["unsynced"], "halt_on_error=0:detect_leaks=0");
+    assert_eq!(r.code, 1, "findings make the exit status 1: {r:?}");
+    let first = r.stderr.find("ERROR: cusafe:").expect("a report");
+    let sixteenth = r.stderr.find("launched 16\n").expect("the 16th launch");
+    assert!(first < sixteenth, "{r:?}");
+    assert_eq!(r.stderr.matches("ERROR: cusafe:").count(), 2, "{r:?}");
+}
+
+#[test]
+fn a_one_device_process_does_not_ask_each_launch_for_its_device() {
+    // `stream` launches twice; with one device neither launch asks `cudaGetDevice`.
+    let asked = |devices: &str| {
+        let log = scratch(&format!("devices-{devices}.log"));
+        let r = run_env(
+            &["stream"],
+            "",
+            &[
+                ("FAKE_CUDA_LOG", log.to_str().unwrap()),
+                ("FAKE_CUDA_DEVICES", devices),
+            ],
+        );
+        assert_eq!((r.code, r.stderr.as_str()), (0, ""), "{r:?}");
+        let text = std::fs::read_to_string(&log).unwrap();
+        text.lines().filter(|l| *l == "cudaGetDevice").count()
+    };
+    let (two, one) = (asked("2"), asked("1"));
+    assert_eq!(
+        two,
+        one + 2,
+        "two devices: {two} questions, one device: {one}"
+    );
+}
+
+#[test]
 fn recover_mode_names_the_build_flag_when_device_code_traps_anyway() {
     let r = run(&["trap_build"], "halt_on_error=0:detect_leaks=0");
     assert_eq!(r.stdout, "sync returned 719\n", "{r:?}");

@@ -131,6 +131,14 @@ impl Drop for CtxGuard {
     }
 }
 
+/// How many devices the process sees (0 when the driver cannot say).
+pub fn device_count() -> i32 {
+    let mut count = 0;
+    // SAFETY: writes one int; it stays 0 if the query fails.
+    unsafe { cu::cuDeviceGetCount(&mut count) };
+    count
+}
+
 /// An integer attribute of `device`.
 pub fn attribute(device: cu::CUdevice, attr: cu::CUdevice_attribute) -> Result<i32, BackendError> {
     let mut v = 0;

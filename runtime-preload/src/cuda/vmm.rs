@@ -17,7 +17,7 @@ use std::sync::Arc;
 use cudarc::driver::sys as cu;
 use cusafe_format::block::GRANULE;
 
-use super::driver::{attribute, check, Context};
+use super::driver::{attribute, check, device_count, Context};
 use super::ordering::HeaderStream;
 use crate::alloc::{Access, Backend, BackendError, Fill};
 
@@ -100,11 +100,8 @@ fn properties(device: cu::CUdevice) -> Result<cu::CUmemAllocationProp, BackendEr
 
 /// `device` first, then every other device that can access its memory as a peer.
 fn with_peers(device: cu::CUdevice) -> Vec<cu::CUdevice> {
-    let mut count = 0;
-    // SAFETY: writes one int; 0 devices if the query fails.
-    unsafe { cu::cuDeviceGetCount(&mut count) };
     let mut out = vec![device];
-    for p in (0..count).filter(|&p| p != device) {
+    for p in (0..device_count()).filter(|&p| p != device) {
         let mut can = 0;
         // SAFETY: writes one int.
         let r = unsafe { cu::cuDeviceCanAccessPeer(&mut can, p, device) };

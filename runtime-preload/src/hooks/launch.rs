@@ -2,7 +2,8 @@
 //! `cudaLaunchKernelExC`, each also per-thread-stream `_ptsz`): start the runtime before
 //! the first launch (instrumented kernels read the runtime page), order pending header
 //! writes before the kernel, append the launch-time windows of instrumented kernels,
-//! launch, and poll for reports of earlier kernels.
+//! launch, and poll for reports of earlier kernels (after a failed launch, and
+//! periodically: `runtime::LAUNCH_POLL_EVERY`).
 
 use std::ffi::c_void;
 
@@ -31,12 +32,12 @@ pub(super) fn launch(
         Ok(None) => call(args),
         Ok(Some(mut w)) => call(w.as_ptr()),
     };
-    rt.launched(kernel);
+    let n = rt.launched(kernel);
     if e as u32 == runtime::OUT_OF_RESOURCES {
         rt.launch_out_of_resources(kernel, threads);
     }
     match runtime::initialized() {
-        Some(rt) => rt.after_launch(api, e),
+        Some(rt) => rt.after_launch(api, e, n),
         None => e,
     }
 }

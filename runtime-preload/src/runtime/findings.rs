@@ -43,6 +43,11 @@ fn on_device(mut r: Report, from: Option<i32>) -> Report {
     r
 }
 
+/// A successful launch polls the report page when it is the process's
+/// `LAUNCH_POLL_EVERY`-th, `2 * LAUNCH_POLL_EVERY`-th, ... launch
+/// ([`Runtime::after_launch`]).
+pub const LAUNCH_POLL_EVERY: u64 = 16;
+
 /// How much of a report page a poll reads.
 #[derive(Clone, Copy, Debug)]
 enum Scan {
@@ -123,12 +128,18 @@ impl Runtime {
         self.after_call(err)
     }
 
-    /// [`Runtime::after_api`] for a launch: the report page is read only up to its
-    /// first empty slot (`PageReader::poll_new`; every other call reads it all), since
-    /// the host pays for this poll on every launch.
-    pub fn after_launch(&self, api: &'static str, err: CudaError) -> CudaError {
+    /// [`Runtime::after_api`] for the process's `launch`-th launch, which returned
+    /// `err`. The report page is read only after a launch that failed and after every
+    /// [`LAUNCH_POLL_EVERY`]-th, and then only up to its first empty slot
+    /// (`PageReader::poll_new`; every other hooked call reads it all): the host pays
+    /// for a launch's poll in a launch-bound program, and the kernel just launched has
+    /// rarely run yet. Every synchronising, copying, allocating or freeing call still
+    /// polls, so a finding is printed by the program's next such call at the latest.
+    pub fn after_launch(&self, api: &'static str, err: CudaError, launch: u64) -> CudaError {
         self.report_api_error(api, err);
-        self.poll_scan(err, Wait::Block, Scan::New);
+        if err != SUCCESS || launch % LAUNCH_POLL_EVERY == 0 {
+            self.poll_scan(err, Wait::Block, Scan::New);
+        }
         err
     }
 

@@ -129,6 +129,9 @@ pub(crate) struct Heap {
     alloc: Mutex<Allocator<VmmBackend>>,
     /// The other devices served.
     sides: devices::Sides,
+    /// The process sees this one device only: a runtime API launch needs not ask
+    /// which device is current (`cudaGetDevice` costs 90-190 ns a launch).
+    only_device: bool,
 }
 
 impl Heap {
@@ -394,11 +397,12 @@ impl Runtime {
         Some(placed)
     }
 
-    /// Counts a launch of `kernel` after the launch call returned. Not before: a
+    /// Counts a launch of `kernel` after the launch call returned; returns the count
+    /// of launches so far (this one included). Not before: a
     /// device-wide wait that another thread starts while the launch is still being made
     /// does not cover its kernel, yet would mark it finished ([`Runtime::note_synced`]),
     /// and a `cudaFree` after it would then skip its wait.
-    pub fn launched(&self, kernel: Kernel) {
+    pub fn launched(&self, kernel: Kernel) -> u64 {
         let n = self.launches.fetch_add(1, Ordering::AcqRel) + 1;
         let mut pending = self.unsynced.lock().unwrap_or_else(|e| e.into_inner());
         pending.retain(|&(_, k)| k != kernel);
@@ -406,6 +410,7 @@ impl Runtime {
             pending.remove(0);
         }
         pending.push((n, kernel));
+        n
     }
 
     /// Waits for the heap's contexts (every device served) with the real

@@ -13,7 +13,7 @@ use cudarc::driver::sys as cu;
 use super::findings::at_exit;
 use super::{forked_child, Heap, Runtime, MIN_PITCH_ALIGN};
 use crate::alloc::{Allocator, BackendError};
-use crate::cuda::driver::{attribute, driver_present, Context};
+use crate::cuda::driver::{attribute, device_count, driver_present, Context};
 use crate::cuda::ordering::HeaderStream;
 use crate::cuda::real::{try_real, SUCCESS};
 use crate::cuda::rtpage::{alloc_report_page, install_runtime_page, reserve_runtime_window};
@@ -136,6 +136,7 @@ impl Runtime {
             writes,
             alloc: Mutex::new(alloc),
             sides: Default::default(),
+            only_device: device_count() == 1,
         });
         if self.options.verbosity >= 1 {
             let page = self.page.as_ref().map_or(0, |(p, _)| p.device());

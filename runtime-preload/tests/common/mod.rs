@@ -126,6 +126,7 @@ fn run_program(
         "FAKE_CUDA_MEM_LIMIT",
         "FAKE_CUDA_LOG",
         "FAKE_CUDART_NO_DEVICE",
+        "FAKE_CUDA_DEVICES",
     ] {
         cmd.env_remove(v);
     }
