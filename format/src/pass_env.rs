@@ -14,6 +14,8 @@ pub const OPT: &str = "CUSAFE_PASS_OPT";
 pub const LAUNCH_BOUNDS: &str = "CUSAFE_PASS_LAUNCH_BOUNDS";
 /// `0`: no deferred branches (every check branches before its access).
 pub const DEFER: &str = "CUSAFE_PASS_DEFER";
+/// `0`: a failed deferred access goes to a sink instead of being skipped.
+pub const PREDICATE: &str = "CUSAFE_PASS_PREDICATE";
 /// `0`: no kernel copies for blocks of a bounded shape.
 pub const BOX_COPY: &str = "CUSAFE_PASS_BOX_COPY";
 /// `0`: no index groups (one check of an index shared by several kernel parameters).

@@ -99,6 +99,9 @@ pub struct FnEmit<'a, 'ctx> {
     flushed: Vec<bool>,
     /// The flushes that go before an access's own checks, by that access.
     flush_at: HashMap<InstructionValue<'ctx>, usize>,
+    /// Deferred accesses to skip where their verdict failed, with that failure
+    /// ([`FnEmit::predicate`], once every check of the function is built).
+    predicated: Vec<(InstructionValue<'ctx>, IntValue<'ctx>)>,
 }
 
 /// A deferred check (`elim::defer`) built at its access, waiting for its flush: what the
@@ -112,6 +115,11 @@ struct Deferred<'ctx> {
     verdict: Verdict<'ctx>,
     /// The access length, as i64.
     len: IntValue<'ctx>,
+    /// In predicated builds ([`Plan::predicated`]), the verdict's negation, built at
+    /// the access: its branch and the flush both take it, so codegen builds one compare
+    /// (with `inside` beside it, the flush's block got a copy of the compare, and the
+    /// flush's `and` of compares became 64-bit maxima: lu 8 instructions more).
+    bad: Option<IntValue<'ctx>>,
 }
 
 impl<'a, 'ctx> FnEmit<'a, 'ctx> {
@@ -143,6 +151,44 @@ impl<'a, 'ctx> FnEmit<'a, 'ctx> {
                 .filter(|(_, f)| f.at_access)
                 .map(|(k, f)| (f.before, k))
                 .collect(),
+            predicated: Vec::new(),
+        }
+    }
+
+    /// Puts each deferred access that [`Plan::predicated`] keeps in bounds behind a
+    /// branch on its verdict, which ptxas turns into a predicated load or store: the
+    /// access is made only where the verdict held, and a skipped load's value is zero
+    /// (what a sink reads). Last, when no check will be built before an access any more
+    /// (a root half built there later would land behind the branch).
+    pub fn predicate(&mut self) {
+        let ir = self.ir;
+        for (access, bad) in std::mem::take(&mut self.predicated) {
+            let head = access.get_parent().expect("in a block");
+            // The access ends its block (`Checker::instrument` split after it).
+            let body = ir.split_before(access);
+            let term = body
+                .get_terminator()
+                .expect("a split block ends in a branch");
+            let after = crate::sys::successors(term)[0];
+            head.get_terminator()
+                .expect("a split block ends in a branch")
+                .erase_from_basic_block();
+            ir.at_end(head);
+            ir.b.build_conditional_branch(bad, after, body)
+                .expect("positioned");
+            let Ok(ty) = BasicTypeEnum::try_from(access.get_type()) else {
+                continue;
+            };
+            if access.get_first_use().is_none() {
+                continue;
+            }
+            ir.at(after
+                .get_first_instruction()
+                .expect("a block ends in a branch"));
+            let phi = ir.b.build_phi(ty, "cusafe.val").expect("positioned");
+            access.replace_all_uses_with(&phi.as_instruction());
+            let value = crate::sys::value(access).expect("a first-class value");
+            phi.add_incoming(&[(&value, body), (&ty.const_zero(), head)]);
         }
     }
 }
@@ -320,12 +366,14 @@ impl<'ctx> Checker<'ctx> {
             if plan.deferred.contains(&id) {
                 ir.at(acc.inst);
                 let (verdict, len) = self.verdict(e, r, units[0].plan.anchor());
-                sunk.push((r, verdict.inside));
+                let bad = plan.predicated.then(|| ir.not(verdict.inside));
+                sunk.push((r, verdict.inside, bad));
                 let d = Deferred {
                     inst: acc.inst,
                     range: r.clone(),
                     verdict,
                     len,
+                    bad,
                 };
                 e.deferred.insert(id, d);
                 continue;
@@ -377,11 +425,22 @@ impl<'ctx> Checker<'ctx> {
             };
             let by = plan.riders.get(&id).and_then(|by| e.deferred.get(by));
             if let Some(d) = by {
-                sunk.push((r, d.verdict.inside));
+                sunk.push((r, d.verdict.inside, d.bad));
             }
         }
-        // A deferred check's access goes to a sink when its verdict failed.
-        for (r, inside) in sunk {
+        if plan.predicated {
+            // A deferred check's access runs only when its verdict held
+            // (`FnEmit::predicate`, at the end).
+            ir.at(acc.inst);
+            let bads = sunk.iter().filter_map(|&(_, _, bad)| bad);
+            if let Some(bad) = bads.reduce(|a, b| ir.or(a, b)) {
+                debug_assert!(skipped_from.is_empty(), "deferred checks never return");
+                e.predicated.push((acc.inst, bad));
+                return;
+            }
+        }
+        // Else a deferred check's access goes to a sink when its verdict failed.
+        for (r, inside, _) in sunk {
             let addr = crate::sys::operand(acc.inst, r.operand)
                 .expect("an access's address")
                 .into_pointer_value();
@@ -449,16 +508,20 @@ impl<'ctx> Checker<'ctx> {
             })
             .collect();
         ir.at(f.before);
-        let all_inside = members
-            .iter()
-            .map(|d| d.verdict.inside)
-            .reduce(|a, b| ir.and(a, b))
-            .expect("a flush has members");
-        let term = ir.split_if_then(ir.not(all_inside), f.before);
+        let failed = match members.iter().map(|d| d.bad).collect::<Option<Vec<_>>>() {
+            Some(bads) => bads.into_iter().reduce(|a, b| ir.or(a, b)),
+            None => members
+                .iter()
+                .map(|d| d.verdict.inside)
+                .reduce(|a, b| ir.and(a, b))
+                .map(|all| ir.not(all)),
+        };
+        let term = ir.split_if_then(failed.expect("a flush has members"), f.before);
         for d in members {
             ir.at(term);
-            // Built here, in the cold path: the fast path keeps `inside` only.
-            let bad = ir.not(d.verdict.inside);
+            // Built here, in the cold path: the fast path keeps `inside` only (or, in
+            // predicated builds, the `bad` its access branched on).
+            let bad = d.bad.unwrap_or_else(|| ir.not(d.verdict.inside));
             let report = ir.split_if_then(bad, term);
             ir.at(report);
             let root = d.range.root;

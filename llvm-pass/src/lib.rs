@@ -236,6 +236,7 @@ fn instrument_module(ir: &Ir, opts: &PassOptions) -> Result<(), String> {
         }
         checker.emit_flushes(&mut emit);
         checker.emit_loop_checks(&mut emit, &plan.loop_checks, opts.loop_sets);
+        emit.predicate();
         if want_stats {
             let mut s = stats::Stats::of(&found, escapes.len(), &plan);
             s.coverage = points.get(&f).copied().unwrap_or(0);

@@ -60,6 +60,12 @@ const DEFER: Switch = Switch {
     default: true,
     what: "0 gives every check its branch before its access",
 };
+/// `CUSAFE_PASS_PREDICATE`: deferred accesses skipped, not sunk (`elim::defer`).
+const PREDICATE: Switch = Switch {
+    name: pass_env::PREDICATE,
+    default: true,
+    what: "0 sends a deferred access whose check failed to a sink instead of skipping it",
+};
 /// `CUSAFE_PASS_BOX_COPY`: kernel copies for blocks of a bounded shape (`box_copy`).
 const BOX_COPY: Switch = Switch {
     name: pass_env::BOX_COPY,
@@ -125,6 +131,10 @@ pub struct PassOptions {
     /// Deferred branches (`CUSAFE_PASS_DEFER`, on by default; trap-mode builds with
     /// check elimination only: `elim::defer`).
     pub defer: bool,
+    /// A deferred access whose check failed is skipped, behind a branch ptxas
+    /// predicates, rather than sent to a sink (`CUSAFE_PASS_PREDICATE`, on by default;
+    /// with deferred branches only: `elim::defer`).
+    pub predicate: bool,
     /// Kernel copies for blocks of a bounded shape (`CUSAFE_PASS_BOX_COPY`, on by
     /// default; with check elimination and without coverage only: `box_copy`).
     pub box_copy: bool,
@@ -178,7 +188,7 @@ impl PassOptions {
         let (optimise, launch_bounds, inline_cold) =
             (on(OPT)?, on(LAUNCH_BOUNDS)?, on(INLINE_COLD)?);
         let (defer, box_copy, index_groups) = (on(DEFER)?, on(BOX_COPY)?, on(INDEX_GROUPS)?);
-        let loop_sets = on(LOOP_SETS)?;
+        let (loop_sets, predicate) = (on(LOOP_SETS)?, on(PREDICATE)?);
         let recover = match on(RECOVER)? {
             false => Recover::Off,
             true if get(RECOVER.name).is_some_and(|v| v == "skip") => Recover::Skip,
@@ -191,6 +201,7 @@ impl PassOptions {
             optimise,
             launch_bounds,
             defer,
+            predicate,
             box_copy,
             index_groups,
             loop_sets,
@@ -220,13 +231,14 @@ impl PassOptions {
 
 /// The `CUSAFE_PASS_*` variables the pass reads, and `CUSAFE_PASS_PLUGIN` (where
 /// `cusafe-clang++` finds the pass).
-const KNOWN: [&str; 13] = [
+const KNOWN: [&str; 14] = [
     pass_env::STATS,
     pass_env::VERIFY,
     pass_env::CHECKS,
     pass_env::OPT,
     pass_env::LAUNCH_BOUNDS,
     pass_env::DEFER,
+    pass_env::PREDICATE,
     pass_env::BOX_COPY,
     pass_env::INDEX_GROUPS,
     pass_env::LOOP_SETS,

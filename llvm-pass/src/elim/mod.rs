@@ -405,6 +405,7 @@ pub fn plan<'ctx>(
             hoist_verdicts(cfg, accesses, &mut plan);
             if opts.defer {
                 defer::form(accesses, cold, &mut plan);
+                plan.predicated = opts.predicate;
             }
         }
     }

@@ -317,6 +317,10 @@ pub struct Plan<'ctx> {
     /// root and address): each goes to a sink on that check's verdict too, so it never
     /// reaches the real address before the flush (`defer`). By the covered range.
     pub riders: HashMap<RangeId, RangeId>,
+    /// How a deferred check keeps its access (and its riders') in bounds before the
+    /// flush: skipped when its verdict failed, behind a branch around it that ptxas
+    /// turns into a predicated load or store (`true`), or sent to a sink (`false`).
+    pub predicated: bool,
 }
 
 /// One branch for deferred checks (`defer`): the or of their verdicts, taken right

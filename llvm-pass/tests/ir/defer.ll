@@ -4,15 +4,16 @@
 ; branches, or before the terminator) takes the or of the pending verdicts; its cold
 ; path reports the first member that failed, in program order, at its own site.
 ; (Index groups off: loads through two parameters at one index would be one compare,
-; index-group.ll.)
-; RUN: env CUSAFE_PASS_INDEX_GROUPS=0 %opt %s -o %t.ll 2>%t.stats
+; index-group.ll. Sinks, CUSAFE_PASS_PREDICATE=0: which checks are deferred and where
+; they flush; predicate.ll has the default, where a failed access is skipped instead.)
+; RUN: env CUSAFE_PASS_INDEX_GROUPS=0 CUSAFE_PASS_PREDICATE=0 %opt %s -o %t.ll 2>%t.stats
 ; RUN: %verify %t.ll
 ; RUN: FileCheck %s < %t.ll
 ; RUN: FileCheck %s --check-prefix=STATS < %t.stats
 ; RUN: %llc %t.ll -o %t.ptx
 ; RUN: %ptxas %t.ptx -o %t.cubin
-; RUN: env CUSAFE_PASS_INDEX_GROUPS=0 CUSAFE_PASS_DEFER=0 %opt %s 2>&1 | FileCheck %s --check-prefix=OFF
-; RUN: env CUSAFE_PASS_INDEX_GROUPS=0 %calls %opt %s 2>&1 | FileCheck %s --check-prefix=OFF
+; RUN: env CUSAFE_PASS_INDEX_GROUPS=0 CUSAFE_PASS_PREDICATE=0 CUSAFE_PASS_DEFER=0 %opt %s 2>&1 | FileCheck %s --check-prefix=OFF
+; RUN: env CUSAFE_PASS_INDEX_GROUPS=0 CUSAFE_PASS_PREDICATE=0 %calls %opt %s 2>&1 | FileCheck %s --check-prefix=OFF
 target datalayout = "e-i64:64-i128:128-v16:16-v32:32-n16:32:64"
 target triple = "nvptx64-nvidia-cuda"
 
