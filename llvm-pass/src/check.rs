@@ -115,7 +115,7 @@ struct Deferred<'ctx> {
     verdict: Verdict<'ctx>,
     /// The access length, as i64.
     len: IntValue<'ctx>,
-    /// In predicated builds ([`Plan::predicated`]), the verdict's negation, built at
+    /// For a predicated check ([`Plan::predicated`]), the verdict's negation, built at
     /// the access: its branch and the flush both take it, so codegen builds one compare
     /// (with `inside` beside it, the flush's block got a copy of the compare, and the
     /// flush's `and` of compares became 64-bit maxima: lu 8 instructions more).
@@ -366,7 +366,10 @@ impl<'ctx> Checker<'ctx> {
             if plan.deferred.contains(&id) {
                 ir.at(acc.inst);
                 let (verdict, len) = self.verdict(e, r, units[0].plan.anchor());
-                let bad = plan.predicated.then(|| ir.not(verdict.inside));
+                let bad = plan
+                    .predicated
+                    .contains(&id)
+                    .then(|| ir.not(verdict.inside));
                 sunk.push((r, verdict.inside, bad));
                 let d = Deferred {
                     inst: acc.inst,
@@ -428,16 +431,14 @@ impl<'ctx> Checker<'ctx> {
                 sunk.push((r, d.verdict.inside, d.bad));
             }
         }
-        if plan.predicated {
-            // A deferred check's access runs only when its verdict held
-            // (`FnEmit::predicate`, at the end).
-            ir.at(acc.inst);
-            let bads = sunk.iter().filter_map(|&(_, _, bad)| bad);
-            if let Some(bad) = bads.reduce(|a, b| ir.or(a, b)) {
-                debug_assert!(skipped_from.is_empty(), "deferred checks never return");
-                e.predicated.push((acc.inst, bad));
-                return;
-            }
+        // A predicated check's access runs only when its verdict held
+        // (`FnEmit::predicate`, at the end).
+        ir.at(acc.inst);
+        let bads = sunk.iter().map(|&(_, _, bad)| bad);
+        if let Some(Some(bad)) = bads.reduce(|a, b| Some(ir.or(a?, b?))) {
+            debug_assert!(skipped_from.is_empty(), "deferred checks never return");
+            e.predicated.push((acc.inst, bad));
+            return;
         }
         // Else a deferred check's access goes to a sink when its verdict failed.
         for (r, inside, _) in sunk {

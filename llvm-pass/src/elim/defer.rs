@@ -6,8 +6,8 @@
 //! A deferred check computes its verdict at its access as before, but does not branch
 //! there to its report: the access is made only where the verdict held (a branch around
 //! it that ptxas predicates, `check::FnEmit::predicate`; a skipped load's value is
-//! zero), or, with `CUSAFE_PASS_PREDICATE=0` ([`Plan::predicated`] off), the access's
-//! address becomes `verdict ? sink : address`. One *flush* later in the block branches
+//! zero: the checks of [`predicated`]), or else (and everywhere with
+//! `CUSAFE_PASS_PREDICATE=0`) the access's address becomes `verdict ? sink : address`. One *flush* later in the block branches
 //! on the or of the verdicts pending since the last flush. Its cold path looks at the
 //! members in program order and reports the first that failed, with that access's own
 //! site, address and bounds (the values the fast path computed). A failed access
@@ -58,7 +58,7 @@ use cusafe_format::report::{ACCESS_ATOMIC, ACCESS_RANGE, OBJECT_GLOBAL_VAR, OBJE
 use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::types::AnyTypeEnum;
 use inkwell::values::{AsValueRef, InstructionOpcode, InstructionValue, PointerValue};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// The largest access a sink takes, in bytes (each sink is this large).
 pub const SINK_BYTES: u64 = 64;
@@ -284,4 +284,17 @@ fn non_coherent(root: PointerValue) -> bool {
         .is_some()
     };
     has("noalias") && (has("readonly") || has("readnone"))
+}
+
+/// The deferred checks to predicate rather than sink ([`Plan::predicated`]): the
+/// members of each flush that has two or more. A flush right after its only member
+/// gains nothing from a branch around the access: codegen threads that branch into
+/// the flush's on the same verdict, and the access waits for it again, behind a
+/// reconvergence barrier (bptree's `find_range_k`: 10 more branches than with sinks).
+pub fn predicated(flushes: &[Flush]) -> HashSet<RangeId> {
+    flushes
+        .iter()
+        .filter(|f| f.members.len() >= 2)
+        .flat_map(|f| f.members.iter().copied())
+        .collect()
 }

@@ -405,7 +405,9 @@ pub fn plan<'ctx>(
             hoist_verdicts(cfg, accesses, &mut plan);
             if opts.defer {
                 defer::form(accesses, cold, &mut plan);
-                plan.predicated = opts.predicate;
+                if opts.predicate {
+                    plan.predicated = defer::predicated(&plan.flushes);
+                }
             }
         }
     }

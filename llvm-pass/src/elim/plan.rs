@@ -317,10 +317,11 @@ pub struct Plan<'ctx> {
     /// root and address): each goes to a sink on that check's verdict too, so it never
     /// reaches the real address before the flush (`defer`). By the covered range.
     pub riders: HashMap<RangeId, RangeId>,
-    /// How a deferred check keeps its access (and its riders') in bounds before the
-    /// flush: skipped when its verdict failed, behind a branch around it that ptxas
-    /// turns into a predicated load or store (`true`), or sent to a sink (`false`).
-    pub predicated: bool,
+    /// The deferred checks whose access (and its riders') is skipped where the verdict
+    /// failed, behind a branch around it that ptxas turns into a predicated load or
+    /// store; the others' go to a sink. The members of flushes with two or more
+    /// members (`CUSAFE_PASS_PREDICATE`, `defer::predicated`).
+    pub predicated: HashSet<RangeId>,
 }
 
 /// One branch for deferred checks (`defer`): the or of their verdicts, taken right

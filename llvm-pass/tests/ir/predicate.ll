@@ -1,5 +1,6 @@
 ; Predicated deferred accesses (check.rs, FnEmit::predicate; the default,
-; CUSAFE_PASS_PREDICATE=1): a deferred check's access is made only where its verdict
+; CUSAFE_PASS_PREDICATE=1, for the members of a flush with two or more; a flush's only
+; member keeps its sink): a deferred check's access is made only where its verdict
 ; held. Its block branches on the failed verdict around the access (ptxas turns the
 ; branch and the one access behind it into a predicated load or store), a skipped
 ; load's value is zero, and the flush branches on the or of the same failed verdicts
@@ -108,5 +109,26 @@ define void @vector(ptr %a, ptr %b, i64 %i) {
   %e = extractelement <4 x float> %v, i32 0
   %s = fadd float %e, %w
   store float %s, ptr %q, align 4
+  ret void
+}
+
+; One deferred load whose flush comes right after it (before the terminator, which
+; branches on the loaded value): a branch around the load would be threaded into the
+; flush's, so the load keeps its sink.
+; CHECK-LABEL: define void @single(
+; CHECK: select i1 {{%.*}}, ptr {{%.*}}, ptr addrspacecast (ptr addrspace(1) @__cusafe_sink_load to ptr)
+; CHECK: %v = load i32, ptr %cusafe.sunk
+; CHECK: phi i32 [ %v, %0 ]{{$}}
+; CHECK: ret void
+; STATS: function single: 1 checks {{.*}} 1 deferred
+define void @single(ptr %a, i64 %i, i32 %k) {
+  %p = getelementptr inbounds i32, ptr %a, i64 %i
+  %v = load i32, ptr %p, align 4
+  %c = icmp sgt i32 %v, %k
+  br i1 %c, label %yes, label %no
+yes:
+  call void asm sideeffect "exit;", ""()
+  br label %no
+no:
   ret void
 }
