@@ -132,3 +132,39 @@ yes:
 no:
   ret void
 }
+
+; In a loop (the index loads and the store leave it as loop ranges): the two loads
+; through a loaded index, each behind its own branch inside the loop's body, share one
+; flush before the back edge; the store, checked before the loop, stores their sum
+; (zero for a skipped load) before it.
+; CHECK-LABEL: define void @loop(
+; CHECK: loop:
+; CHECK: br i1 {{%[0-9]+}}, label %{{[0-9]+}}, label %{{[0-9]+}}{{$}}
+; CHECK: %x = load float
+; CHECK: phi float [ %x, %{{[0-9]+}} ], [ 0.000000e+00, %{{[0-9]+}} ]
+; CHECK: br i1 {{%[0-9]+}}, label %{{[0-9]+}}, label %{{[0-9]+}}{{$}}
+; CHECK: %y = load float
+; CHECK: store float
+; CHECK: br i1 {{.*}}!prof
+; CHECK: br i1 %more, label %loop, label %done
+; STATS: function loop: {{.*}} 2 loop ranges {{.*}} 2 deferred
+define void @loop(ptr %idx, ptr %a, ptr %b, ptr %c, i64 %n) {
+entry:
+  br label %loop
+loop:
+  %i = phi i64 [ 0, %entry ], [ %next, %loop ]
+  %pi = getelementptr inbounds i64, ptr %idx, i64 %i
+  %k = load i64, ptr %pi, align 8
+  %pa = getelementptr inbounds float, ptr %a, i64 %k
+  %x = load float, ptr %pa, align 4
+  %pb = getelementptr inbounds float, ptr %b, i64 %k
+  %y = load float, ptr %pb, align 4
+  %s = fadd float %x, %y
+  %pc = getelementptr inbounds float, ptr %c, i64 %i
+  store float %s, ptr %pc, align 4
+  %next = add nuw i64 %i, 1
+  %more = icmp ult i64 %next, %n
+  br i1 %more, label %loop, label %done
+done:
+  ret void
+}
