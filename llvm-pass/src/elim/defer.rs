@@ -4,17 +4,17 @@
 //! loads: three in a row where the plain build waits once).
 //!
 //! A deferred check computes its verdict at its access as before, but does not branch
-//! there to its report: the access is made only where the verdict held (a branch around
-//! it that ptxas predicates, `check::FnEmit::predicate`; a skipped load's value is
-//! zero: the checks of [`predicated`]), or else (and everywhere with
-//! `CUSAFE_PASS_PREDICATE=0`) the access's address becomes `verdict ? sink : address`. One *flush* later in the block branches
-//! on the or of the verdicts pending since the last flush. Its cold path looks at the
-//! members in program order and reports the first that failed, with that access's own
-//! site, address and bounds (the values the fast path computed). A failed access
-//! therefore never touches memory outside its bounds: it is not made, or a load reads
-//! zeros from a read-only sink (or the start of its own object) and a store writes to a
-//! write-only sink (or the start of its own object, which a trap-mode build never reads
-//! again: the launch ends at the flush).
+//! there to its report. The access is made only where the verdict held (a branch
+//! around it that ptxas predicates, `check::FnEmit::predicate`; a skipped load's value
+//! is zero: the checks of [`predicated`]); or else, and everywhere with
+//! `CUSAFE_PASS_PREDICATE=0`, the access's address becomes `verdict ? sink : address`.
+//! One *flush* later in the block branches on the or of the verdicts pending since the
+//! last flush. Its cold path looks at the members in program order and reports the
+//! first that failed, with that access's own site, address and bounds (the values the
+//! fast path computed). A failed access therefore never touches memory outside its
+//! bounds: it is not made, or a load reads zeros from a read-only sink (or the start of
+//! its own object) and a store writes to a write-only sink (or the start of its own
+//! object, which a trap-mode build never reads again: the launch ends at the flush).
 //!
 //! Deferring pays only where a load of global memory follows in the block, or is the
 //! deferred access itself: that load is what the branch would hold back. A check no such
