@@ -1157,9 +1157,10 @@ impl<'ctx> Checker<'ctx> {
 /// What a check computed: whether the access fits and what the cold call passes.
 struct Verdict<'ctx> {
     /// Whether the access fits. A check branches on its negation, built right where it
-    /// branches; a deferred check selects on it and its flush branches on the and of its
-    /// members' (one compare each: with a negation beside it in the block, codegen made a
-    /// second, inverted compare for the select).
+    /// branches; a deferred check with a sink selects on it and its flush branches on
+    /// the and of its members' (one compare each: with a negation beside it in the
+    /// block, codegen made a second, inverted compare for the select); a predicated one
+    /// branches on its negation instead (`Deferred::bad`).
     inside: IntValue<'ctx>,
     /// The access's address minus `root`, in bytes (i64). The cold call passes `root +
     /// off`, built in the cold block: the address itself is not kept live for the
