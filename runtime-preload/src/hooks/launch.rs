@@ -3,7 +3,7 @@
 //! the first launch (instrumented kernels read the runtime page), order pending header
 //! writes before the kernel, append the launch-time windows of instrumented kernels,
 //! launch, and poll for reports of earlier kernels (after a failed launch, and
-//! periodically: `runtime::LAUNCH_POLL_EVERY`).
+//! on every 16th: `LAUNCH_POLL_EVERY` in runtime/findings.rs).
 
 use std::ffi::c_void;
 

@@ -46,7 +46,7 @@ fn on_device(mut r: Report, from: Option<i32>) -> Report {
 /// A successful launch polls the report page when it is the process's
 /// `LAUNCH_POLL_EVERY`-th, `2 * LAUNCH_POLL_EVERY`-th, ... launch
 /// ([`Runtime::after_launch`]).
-pub const LAUNCH_POLL_EVERY: u64 = 16;
+const LAUNCH_POLL_EVERY: u64 = 16;
 
 /// How much of a report page a poll reads.
 #[derive(Clone, Copy, Debug)]
