@@ -16,6 +16,9 @@ pub const LAUNCH_BOUNDS: &str = "CUSAFE_PASS_LAUNCH_BOUNDS";
 pub const DEFER: &str = "CUSAFE_PASS_DEFER";
 /// `0`: a failed deferred access goes to a sink instead of being skipped.
 pub const PREDICATE: &str = "CUSAFE_PASS_PREDICATE";
+/// `0`: the check of a load under an `if` stays in the load's block (by default it is
+/// built at the `if`'s branch, which then skips the load where it fails).
+pub const LIFT: &str = "CUSAFE_PASS_LIFT";
 /// `0`: no kernel copies for blocks of a bounded shape.
 pub const BOX_COPY: &str = "CUSAFE_PASS_BOX_COPY";
 /// `0`: no index groups (one check of an index shared by several kernel parameters).

@@ -26,7 +26,7 @@
 use crate::classify::{ObjSize, Object};
 use crate::collect::{Access, Len, Range, Target};
 use crate::elim::defer::SINK_BYTES;
-use crate::elim::plan::{Anchor, CheckPlan, Flush, LoopCheck, Plan, RangeId, Shape, Unit};
+use crate::elim::plan::{Anchor, CheckPlan, Flush, Lifted, LoopCheck, Plan, RangeId, Shape, Unit};
 use crate::elim::ColdPaths;
 use crate::ir::{addr_space, space, Ir, AS_GLOBAL};
 use crate::launch::{RootPart, Windows};
@@ -193,6 +193,28 @@ impl<'a, 'ctx> FnEmit<'a, 'ctx> {
     }
 }
 
+/// Makes lifted check `l`'s branch (`lift`) go to its load only where the branch's old
+/// condition sent it there and the check held (`inside`, built right before the branch);
+/// returns the failed verdict for the flush: the check failed where the load would have
+/// run. Built with `select`s on the old condition, so neither value is poison where the
+/// load would not run (its speculated address may be).
+fn lift_branch<'ctx>(ir: &Ir<'ctx>, l: &Lifted<'ctx>, inside: IntValue<'ctx>) -> IntValue<'ctx> {
+    let c = crate::sys::branch_condition(l.branch);
+    let no = ir.ctx.bool_type().const_zero();
+    let failed = ir.not(inside);
+    let (bad, cond) = if l.on_true {
+        // Load where c: go there where c and the check held (c xor bad).
+        let bad = ir.select(c, failed, no);
+        (bad, ir.xor(c, bad))
+    } else {
+        // Load where !c: go to the join where c or the check failed (c or bad).
+        let bad = ir.select(c, no, failed);
+        (bad, ir.or(c, bad))
+    };
+    crate::sys::set_branch_condition(l.branch, cond);
+    bad
+}
+
 fn resolve<'ctx>(replaced: &Replaced<'ctx>, v: BasicValueEnum<'ctx>) -> BasicValueEnum<'ctx> {
     replaced.get(&v).copied().unwrap_or(v)
 }
@@ -357,6 +379,12 @@ impl<'ctx> Checker<'ctx> {
         let cont = ir.split_before(next);
         let mut skipped_from = Vec::new();
         let mut sunk = Vec::new();
+        let lifted_only = emits.iter().all(|(k, _)| {
+            plan.lifted.contains_key(&RangeId {
+                access: index,
+                range: *k,
+            })
+        }) && !emits.is_empty();
         for (k, units) in emits {
             let r = &acc.ranges[k];
             let id = RangeId {
@@ -364,13 +392,19 @@ impl<'ctx> Checker<'ctx> {
                 range: k,
             };
             if plan.deferred.contains(&id) {
-                ir.at(acc.inst);
+                let lifted = plan.lifted.get(&id);
+                ir.at(lifted.map_or(acc.inst, |l| l.branch));
                 let (verdict, len) = self.verdict(e, r, units[0].plan.anchor());
-                let bad = plan
-                    .predicated
-                    .contains(&id)
-                    .then(|| ir.not(verdict.inside));
-                sunk.push((r, verdict.inside, bad));
+                let bad = match lifted {
+                    Some(l) => Some(lift_branch(ir, l, verdict.inside)),
+                    None => plan
+                        .predicated
+                        .contains(&id)
+                        .then(|| ir.not(verdict.inside)),
+                };
+                if lifted.is_none() {
+                    sunk.push((r, verdict.inside, bad));
+                }
                 let d = Deferred {
                     inst: acc.inst,
                     range: r.clone(),
@@ -430,6 +464,10 @@ impl<'ctx> Checker<'ctx> {
             if let Some(d) = by {
                 sunk.push((r, d.verdict.inside, d.bad));
             }
+        }
+        // A lifted check's branch already skips its load (`lift_branch`).
+        if lifted_only {
+            return;
         }
         // A predicated check's access runs only when its verdict held
         // (`FnEmit::predicate`, at the end).

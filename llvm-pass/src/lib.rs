@@ -38,6 +38,7 @@ mod intervals;
 mod ir;
 mod kernels;
 mod launch;
+mod lift;
 mod locals;
 mod loops;
 mod options;
@@ -205,6 +206,9 @@ fn instrument_module(ir: &Ir, opts: &PassOptions) -> Result<(), String> {
             loops::simplify(f);
         }
         strip::strip_exits(ir, f);
+        if optimise && opts.lifts() {
+            lift::speculate(ir, f);
+        }
         if optimise && opts.box_copy && opts.coverage.is_none() && kernels.contains(&f) {
             if let Some(c) = box_copy::copy(ir, f) {
                 if want_stats {

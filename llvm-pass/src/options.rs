@@ -66,6 +66,12 @@ const PREDICATE: Switch = Switch {
     default: true,
     what: "0 sends a deferred access whose check failed to a sink instead of skipping it",
 };
+/// `CUSAFE_PASS_LIFT`: checks of loads under a branch built at the branch (`lift`).
+const LIFT: Switch = Switch {
+    name: pass_env::LIFT,
+    default: true,
+    what: "0 keeps the check of a load under an if in the load's block",
+};
 /// `CUSAFE_PASS_BOX_COPY`: kernel copies for blocks of a bounded shape (`box_copy`).
 const BOX_COPY: Switch = Switch {
     name: pass_env::BOX_COPY,
@@ -135,6 +141,10 @@ pub struct PassOptions {
     /// predicates, rather than sent to a sink (`CUSAFE_PASS_PREDICATE`, on by default;
     /// with deferred branches only: `elim::defer`).
     pub predicate: bool,
+    /// The check of a load that only one side of a branch makes is built at the branch,
+    /// which then skips the load where it fails (`CUSAFE_PASS_LIFT`, on by default;
+    /// with predicated deferred branches only: `lift`, `elim::defer`).
+    pub lift: bool,
     /// Kernel copies for blocks of a bounded shape (`CUSAFE_PASS_BOX_COPY`, on by
     /// default; with check elimination and without coverage only: `box_copy`).
     pub box_copy: bool,
@@ -188,7 +198,7 @@ impl PassOptions {
         let (optimise, launch_bounds, inline_cold) =
             (on(OPT)?, on(LAUNCH_BOUNDS)?, on(INLINE_COLD)?);
         let (defer, box_copy, index_groups) = (on(DEFER)?, on(BOX_COPY)?, on(INDEX_GROUPS)?);
-        let (loop_sets, predicate) = (on(LOOP_SETS)?, on(PREDICATE)?);
+        let (loop_sets, predicate, lift) = (on(LOOP_SETS)?, on(PREDICATE)?, on(LIFT)?);
         let recover = match on(RECOVER)? {
             false => Recover::Off,
             true if get(RECOVER.name).is_some_and(|v| v == "skip") => Recover::Skip,
@@ -202,6 +212,7 @@ impl PassOptions {
             launch_bounds,
             defer,
             predicate,
+            lift,
             box_copy,
             index_groups,
             loop_sets,
@@ -223,6 +234,12 @@ impl PassOptions {
         self.launch_windows() && self.index_groups && !self.recover_build()
     }
 
+    /// Whether checks of loads under a branch are lifted to the branch (`lift`): the
+    /// switch on, with predicated deferred branches, in a trap-mode build that checks.
+    pub fn lifts(&self) -> bool {
+        self.lift && self.defer && self.predicate && self.checks && !self.recover_build()
+    }
+
     /// Whether the build keeps going after a device report (recover or skip).
     pub fn recover_build(&self) -> bool {
         self.recover != Recover::Off
@@ -231,7 +248,7 @@ impl PassOptions {
 
 /// The `CUSAFE_PASS_*` variables the pass reads, and `CUSAFE_PASS_PLUGIN` (where
 /// `cusafe-clang++` finds the pass).
-const KNOWN: [&str; 14] = [
+const KNOWN: [&str; 15] = [
     pass_env::STATS,
     pass_env::VERIFY,
     pass_env::CHECKS,
@@ -239,6 +256,7 @@ const KNOWN: [&str; 14] = [
     pass_env::LAUNCH_BOUNDS,
     pass_env::DEFER,
     pass_env::PREDICATE,
+    pass_env::LIFT,
     pass_env::BOX_COPY,
     pass_env::INDEX_GROUPS,
     pass_env::LOOP_SETS,

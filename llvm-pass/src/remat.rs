@@ -14,7 +14,7 @@ const MAX_CLONES: usize = 16;
 
 /// Instructions that compute a value and nothing else, and cannot trap: free to run
 /// earlier in their block, or twice.
-fn pure_value(v: InstructionValue) -> bool {
+pub fn pure_value(v: InstructionValue) -> bool {
     use LLVMOpcode::*;
     match opcode(v) {
         Some(

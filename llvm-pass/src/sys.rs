@@ -5,7 +5,8 @@
 use inkwell::basic_block::BasicBlock;
 use inkwell::types::BasicTypeEnum;
 use inkwell::values::{
-    AsValueRef, BasicValueEnum, FunctionValue, GlobalValue, InstructionValue, MetadataValue,
+    AsValueRef, BasicValueEnum, FunctionValue, GlobalValue, InstructionValue, IntValue,
+    MetadataValue,
 };
 use llvm_sys::core::*;
 use llvm_sys::prelude::*;
@@ -346,4 +347,16 @@ pub fn param_parent<'ctx>(v: impl AsValueRef) -> Option<FunctionValue<'ctx>> {
 pub fn const_opcode(v: impl AsValueRef) -> Option<LLVMOpcode> {
     let v = v.as_value_ref();
     unsafe { (!LLVMIsAConstantExpr(v).is_null()).then(|| LLVMGetConstOpcode(v)) }
+}
+
+/// The condition of the conditional branch `br` (a `br i1 %c, ...`).
+///
+/// inkwell reads a branch's condition only as operand 0 and has no setter for it.
+pub fn branch_condition(br: InstructionValue<'_>) -> IntValue<'_> {
+    unsafe { IntValue::new(LLVMGetCondition(br.as_value_ref())) }
+}
+
+/// Makes `cond` the condition of the conditional branch `br`.
+pub fn set_branch_condition<'ctx>(br: InstructionValue<'ctx>, cond: IntValue<'ctx>) {
+    unsafe { LLVMSetCondition(br.as_value_ref(), cond.as_value_ref()) }
 }

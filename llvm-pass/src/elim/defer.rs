@@ -48,14 +48,16 @@
 //! * checks whose cold path may return (pseudo-pointer roots: `__cusafe_slow` decides).
 
 use super::join::stops;
-use super::plan::{CheckPlan, Flush, Plan, RangeId};
+use super::plan::{Anchor, CheckPlan, Flush, Lifted, Plan, RangeId};
 use super::ColdPaths;
-use crate::classify::{strip_pointer_casts, ObjSize};
+use crate::classify::{pointer_root, strip_pointer_casts, ObjSize};
 use crate::collect::{Access, Len, Range, Target};
 use crate::ir::{AS_GENERIC, AS_GLOBAL, AS_SHARED};
+use crate::lift::{lone_load, triangle, Triangle};
 use crate::sys::{addr_space, global_variable, operand, param_parent};
 use cusafe_format::report::{ACCESS_ATOMIC, ACCESS_RANGE, OBJECT_GLOBAL_VAR, OBJECT_SHARED};
 use inkwell::attributes::{Attribute, AttributeLoc};
+use inkwell::basic_block::BasicBlock;
 use inkwell::types::AnyTypeEnum;
 use inkwell::values::{AsValueRef, InstructionOpcode, InstructionValue, PointerValue};
 use std::collections::{HashMap, HashSet};
@@ -74,8 +76,10 @@ enum Kind {
 }
 
 /// Defers what can be deferred in a planned function and places the flushes (see the
-/// module doc). `cold` says which checks' cold paths may return.
-pub fn form<'ctx>(accesses: &[Access<'ctx>], cold: &ColdPaths, plan: &mut Plan<'ctx>) {
+/// module doc). `cold` says which checks' cold paths may return; with `lift`, the check
+/// of a triangle's lone load is built at the triangle's branch (`crate::lift`) and the
+/// pending checks flow on into the triangle's join.
+pub fn form<'ctx>(accesses: &[Access<'ctx>], cold: &ColdPaths, plan: &mut Plan<'ctx>, lift: bool) {
     let Some(func) = accesses
         .first()
         .and_then(|a| a.inst.get_parent())
@@ -88,11 +92,40 @@ pub fn form<'ctx>(accesses: &[Access<'ctx>], cold: &ColdPaths, plan: &mut Plan<'
         .enumerate()
         .map(|(i, a)| (a.inst, i))
         .collect();
-    for bb in func.get_basic_blocks() {
-        let mut region = Region::default();
+    let preds = crate::lift::predecessors(func);
+    let blocks = func.get_basic_blocks();
+    let position: HashMap<BasicBlock, usize> =
+        blocks.iter().enumerate().map(|(k, &b)| (b, k)).collect();
+    // Regions that flow on into a triangle's join, and the loads lifted to their branch.
+    let mut carried: HashMap<BasicBlock, Region> = HashMap::new();
+    let mut lifted_loads: HashSet<InstructionValue> = HashSet::new();
+    for bb in blocks.iter().copied() {
+        let mut region = carried.remove(&bb).unwrap_or_default();
         let mut next = bb.get_first_instruction();
         while let Some(inst) = next {
             next = inst.get_next_instruction();
+            if lifted_loads.contains(&inst) {
+                continue;
+            }
+            let lifted = lift
+                .then(|| liftable(inst, &at, accesses, cold, plan, &preds, &position))
+                .flatten();
+            if let Some((t, load, id, anchor)) = lifted {
+                plan.set(id, CheckPlan::Check(anchor));
+                region.pending.push((id, load));
+                region.lifted = true;
+                region.load(load);
+                plan.lifted.insert(
+                    id,
+                    Lifted {
+                        branch: inst,
+                        on_true: t.on_true,
+                    },
+                );
+                lifted_loads.insert(load);
+                carried.insert(t.join, std::mem::take(&mut region));
+                continue;
+            }
             let flush_here = match at.get(&inst) {
                 Some(&i) => match kind(i, &accesses[i], cold, plan) {
                     Kind::Deferred(ids) => {
@@ -107,6 +140,13 @@ pub fn form<'ctx>(accesses: &[Access<'ctx>], cold: &ColdPaths, plan: &mut Plan<'
                     Kind::Quiet => (!region.ride(i, &accesses[i], accesses, plan)).then_some(false),
                 },
                 None if inst.is_terminator() || stops(inst) => Some(false),
+                // A lifted region flushes before any call, a barrier included: its
+                // verdicts and report values would be live across what follows (syrk's
+                // unrolled tile product after `__syncthreads()`: 32 -> 64 registers
+                // and spills with the flush at the block's end).
+                None if region.lifted && inst.get_opcode() == InstructionOpcode::Call => {
+                    Some(false)
+                }
                 None => None,
             };
             if let Some(at_access) = flush_here {
@@ -117,6 +157,60 @@ pub fn form<'ctx>(accesses: &[Access<'ctx>], cold: &ColdPaths, plan: &mut Plan<'
     }
 }
 
+/// When `branch` heads a triangle (`crate::lift`) whose run block makes one load and
+/// nothing else, and that load's one check can be deferred and built at the branch: the
+/// triangle, the load, the check and where its root half goes. The join must come after the head and the run
+/// block in `position` (the order [`form`] visits blocks in), so the region reaches it
+/// before it is visited.
+fn liftable<'ctx>(
+    branch: InstructionValue<'ctx>,
+    at: &HashMap<InstructionValue<'ctx>, usize>,
+    accesses: &[Access<'ctx>],
+    cold: &ColdPaths,
+    plan: &Plan<'ctx>,
+    preds: &HashMap<BasicBlock<'ctx>, usize>,
+    position: &HashMap<BasicBlock<'ctx>, usize>,
+) -> Option<(
+    Triangle<'ctx>,
+    InstructionValue<'ctx>,
+    RangeId,
+    Option<Anchor<'ctx>>,
+)> {
+    if !branch.is_terminator() {
+        return None;
+    }
+    let t = triangle(branch, preds)?;
+    let load = lone_load(&t)?;
+    let &i = at.get(&load)?;
+    let order = |b: BasicBlock<'ctx>| position.get(&b).copied();
+    let head = branch.get_parent()?;
+    if order(t.join)? <= order(head)?.max(order(t.then)?) {
+        return None;
+    }
+    let mut emitting =
+        RangeId::all(i, &accesses[i]).filter(|&(id, _)| plan.emitted_at(id).is_some());
+    let (id, r) = emitting.next()?;
+    // The root half is built before the branch: where it was already (a loop
+    // preheader), or else right before the branch when the root is a kernel or
+    // function parameter (or derived from one), like a root half hoisted out of a loop
+    // that runs its check on some trips only (`elim`): a windowed parameter's needs no
+    // code, and a header load there cannot fault but for a stale pointer.
+    let anchor = match plan.of(id) {
+        CheckPlan::Check(None) => Some(None),
+        CheckPlan::Check(Some(a)) if a.hoisted => Some(Some(a)),
+        CheckPlan::Check(Some(a)) if param_parent(pointer_root(a.root)).is_some() => {
+            Some(Some(Anchor {
+                before: branch,
+                ..a
+            }))
+        }
+        _ => None,
+    }?;
+    // The load goes to no sink, so `__restrict__` loads qualify.
+    let ok = emitting.next().is_none() && deferrable(id, r, load, cold, plan, true);
+    ok.then_some((t, load, id, anchor))
+}
+
 /// The deferred checks of one block since its last flush.
 #[derive(Default)]
 struct Region<'ctx> {
@@ -125,6 +219,8 @@ struct Region<'ctx> {
     /// How many of them a global or generic load follows or makes (the rest gain
     /// nothing from deferring: no load waits behind their branches).
     followed: usize,
+    /// Whether one of them is lifted (`crate::lift`).
+    lifted: bool,
 }
 
 impl<'ctx> Region<'ctx> {
@@ -170,6 +266,7 @@ impl<'ctx> Region<'ctx> {
     fn close(&mut self, before: InstructionValue<'ctx>, at_access: bool, plan: &mut Plan<'ctx>) {
         let mut members = std::mem::take(&mut self.pending);
         let followed = std::mem::take(&mut self.followed);
+        self.lifted = false;
         let rest = members.split_off(followed);
         if members.is_empty() {
             return;
@@ -206,19 +303,33 @@ fn kind<'ctx>(i: usize, acc: &Access<'ctx>, cold: &ColdPaths, plan: &Plan<'ctx>)
     if emitting.is_empty() {
         return Kind::Quiet;
     }
-    let deferrable = plain_access(acc.inst)
-        && emitting.iter().all(|&(id, r)| {
-            matches!(plan.of(id), CheckPlan::Check(_))
-                && !plan.verdicts_at.contains_key(&id)
-                && !cold.out_of_line(r, r.root)
-                && sinkable(r, acc.inst)
-                && !(is_load(acc.inst) && non_coherent(r.root))
-        });
+    let deferrable = emitting
+        .iter()
+        .all(|&(id, r)| deferrable(id, r, acc.inst, cold, plan, false));
     if deferrable {
         Kind::Deferred(emitting.into_iter().map(|(id, _)| id).collect())
     } else {
         Kind::Branches
     }
+}
+
+/// Whether the check of range `id` (`r`) of access `inst` can be deferred (see the
+/// module doc); `skipped`: its access is skipped where the check fails, never sent to a
+/// sink, so a load through a `__restrict__` read-only parameter qualifies too.
+fn deferrable<'ctx>(
+    id: RangeId,
+    r: &Range<'ctx>,
+    inst: InstructionValue<'ctx>,
+    cold: &ColdPaths,
+    plan: &Plan<'ctx>,
+    skipped: bool,
+) -> bool {
+    plain_access(inst)
+        && matches!(plan.of(id), CheckPlan::Check(_))
+        && !plan.verdicts_at.contains_key(&id)
+        && !cold.out_of_line(r, r.root)
+        && sinkable(r, inst)
+        && (skipped || !(is_load(inst) && non_coherent(r.root)))
 }
 
 /// Whether `inst` is a load or store that is not volatile, and no load of a pointer.
@@ -287,14 +398,16 @@ fn non_coherent(root: PointerValue) -> bool {
 }
 
 /// The deferred checks to predicate rather than sink ([`Plan::predicated`]): the
-/// members of each flush that has two or more. A flush right after its only member
-/// gains nothing from a branch around the access: codegen threads that branch into
-/// the flush's on the same verdict, and the access waits for it again, behind a
-/// reconvergence barrier (bptree's `find_range_k`: 10 more branches than with sinks).
-pub fn predicated(flushes: &[Flush]) -> HashSet<RangeId> {
+/// members of each flush that has two or more, or a lifted one (whose verdict is and-ed
+/// with its branch's condition, which a sink's select would not see). A flush right
+/// after its only member gains nothing from a branch around the access: codegen threads
+/// that branch into the flush's on the same verdict, and the access waits for it again,
+/// behind a reconvergence barrier (bptree's `find_range_k`: 10 more branches than with
+/// sinks).
+pub fn predicated(flushes: &[Flush], lifted: &HashMap<RangeId, Lifted>) -> HashSet<RangeId> {
     flushes
         .iter()
-        .filter(|f| f.members.len() >= 2)
+        .filter(|f| f.members.len() >= 2 || f.members.iter().any(|m| lifted.contains_key(m)))
         .flat_map(|f| f.members.iter().copied())
         .collect()
 }

@@ -404,9 +404,9 @@ pub fn plan<'ctx>(
         if !opts.recover_build() {
             hoist_verdicts(cfg, accesses, &mut plan);
             if opts.defer {
-                defer::form(accesses, cold, &mut plan);
+                defer::form(accesses, cold, &mut plan, opts.lifts());
                 if opts.predicate {
-                    plan.predicated = defer::predicated(&plan.flushes);
+                    plan.predicated = defer::predicated(&plan.flushes, &plan.lifted);
                 }
             }
         }

@@ -322,6 +322,19 @@ pub struct Plan<'ctx> {
     /// store; the others' go to a sink. The members of flushes with two or more
     /// members (`CUSAFE_PASS_PREDICATE`, `defer::predicated`).
     pub predicated: HashSet<RangeId>,
+    /// Deferred checks of loads under a branch, built at that branch (`lift`): by the
+    /// load's range. Always predicated.
+    pub lifted: HashMap<RangeId, Lifted<'ctx>>,
+}
+
+/// Where a lifted check (`lift`) is built: right before the conditional branch whose one
+/// side makes its load; the branch then goes to the load only where the check held.
+#[derive(Clone, Copy, Debug)]
+pub struct Lifted<'ctx> {
+    /// The branch.
+    pub branch: InstructionValue<'ctx>,
+    /// Whether the load's side is the one where the branch's condition holds.
+    pub on_true: bool,
 }
 
 /// One branch for deferred checks (`defer`): the or of their verdicts, taken right
