@@ -140,13 +140,12 @@ pub fn form<'ctx>(accesses: &[Access<'ctx>], cold: &ColdPaths, plan: &mut Plan<'
                     Kind::Quiet => (!region.ride(i, &accesses[i], accesses, plan)).then_some(false),
                 },
                 None if inst.is_terminator() || stops(inst) => Some(false),
-                // A lifted region flushes before any call, a barrier included: its
-                // verdicts and report values would be live across what follows (syrk's
-                // unrolled tile product after `__syncthreads()`: 32 -> 64 registers
-                // and spills with the flush at the block's end).
-                None if region.lifted && inst.get_opcode() == InstructionOpcode::Call => {
-                    Some(false)
-                }
+                // A lifted region flushes before a call that does something, a barrier
+                // included (`busy_call`): its verdicts and report values would be live
+                // across what follows (syrk's unrolled tile product after
+                // `__syncthreads()`: 32 -> 64 registers and spills with the flush at the
+                // block's end).
+                None if region.lifted && busy_call(inst) => Some(false),
                 None => None,
             };
             if let Some(at_access) = flush_here {
@@ -282,6 +281,15 @@ impl<'ctx> Region<'ctx> {
             members: members.into_iter().map(|(id, _)| id).collect(),
         });
     }
+}
+
+/// Whether `inst` is a call that does something: any but a thread-index read or a
+/// debug intrinsic (a barrier is one).
+fn busy_call(inst: InstructionValue) -> bool {
+    if inst.get_opcode() != InstructionOpcode::Call || crate::remat::pure_value(inst) {
+        return false;
+    }
+    !crate::sys::callee(inst).is_some_and(|f| crate::sys::name(f).starts_with("llvm.dbg."))
 }
 
 /// Whether `inst` loads from the global or generic space (a load or an atomic).
