@@ -160,7 +160,5 @@ pub fn speculate<'ctx>(ir: &Ir<'ctx>, f: FunctionValue<'ctx>) {
 /// The load of triangle `t` when its run block holds nothing else but its branch (the
 /// shape [`speculate`] leaves).
 pub fn lone_load<'ctx>(t: &Triangle<'ctx>) -> Option<InstructionValue<'ctx>> {
-    let first = t.then.get_first_instruction()?;
-    let next = first.get_next_instruction()?;
-    (plain_memory_load(first) && next.is_terminator()).then_some(first)
+    only_load(t).and_then(|(load, pure)| pure.is_empty().then_some(load))
 }

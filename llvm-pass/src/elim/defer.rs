@@ -158,9 +158,9 @@ pub fn form<'ctx>(accesses: &[Access<'ctx>], cold: &ColdPaths, plan: &mut Plan<'
 
 /// When `branch` heads a triangle (`crate::lift`) whose run block makes one load and
 /// nothing else, and that load's one check can be deferred and built at the branch: the
-/// triangle, the load, the check and where its root half goes. The join must come after the head and the run
-/// block in `position` (the order [`form`] visits blocks in), so the region reaches it
-/// before it is visited.
+/// triangle, the load, the check and where its root half goes. The join must come after
+/// the head and the run block in `position` (the order [`form`] visits blocks in), so
+/// the region reaches it before it is visited.
 fn liftable<'ctx>(
     branch: InstructionValue<'ctx>,
     at: &HashMap<InstructionValue<'ctx>, usize>,
