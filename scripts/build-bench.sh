@@ -3,8 +3,9 @@
 # (alloc_footprint) (plain builds; the runtime is preloaded at run time), their GPU
 # script (alloc-bench.sh) and its summary (footprint-summary.py) to a bundle folder
 # (default build/examples); and header_lookup, the check's header lookup in four block
-# formats, and launch_rate, the host's cost per kernel launch (perf-suite/micro;
-# header_lookup can also be built with nvcc on the GPU machine).
+# formats, phase_alias, the phased block format (aliased mappings, its lookup), and
+# launch_rate, the host's cost per kernel launch (perf-suite/micro; header_lookup and
+# phase_alias can also be built with nvcc on the GPU machine).
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
 source "$CUSAFE_ROOT/scripts/lib/built.sh"
@@ -14,7 +15,9 @@ mkdir -p "$out"
 for bench in alloc_bench alloc_footprint; do
   "$CUSAFE_BIN/cusafe-clang++" --cusafe-no-instrument -O2 "$CUSAFE_ROOT/runtime-preload/tests/gpu/$bench.cu" -o "$out/$bench"
 done
-"$CUSAFE_BIN/cusafe-clang++" --cusafe-no-instrument -O3 "$CUSAFE_ROOT/perf-suite/micro/header_lookup.cu" -o "$out/header_lookup"
+for micro in header_lookup phase_alias; do
+  "$CUSAFE_BIN/cusafe-clang++" --cusafe-no-instrument -O3 "$CUSAFE_ROOT/perf-suite/micro/$micro.cu" -o "$out/$micro"
+done
 # The host's cost per launch: run launch_rate.plain, launch_rate.plain with the runtime
 # preloaded (the hooks), launch_rate.icall (plain, with a never-taken indirect call in
 # the kernel like an instrumented kernel's cold path), launch_rate.nowindows (instrumented, no launch-time windows:
