@@ -23,21 +23,10 @@
 // program's would. Prints per format the time per checked access and the ratio to the
 // same gather over the same layout without a check.
 // Build: nvcc -O3 -arch=native header_lookup.cu -o header_lookup
-#include <cuda_runtime.h>
+#define MICRO_NAME "header_lookup"
+#include "micro.h"
 
-#include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <vector>
-
-#define CK(x)                                                                              \
-  do {                                                                                     \
-    cudaError_t e_ = (x);                                                                  \
-    if (e_ != cudaSuccess) {                                                               \
-      std::fprintf(stderr, "header_lookup: %s: %s\n", #x, cudaGetErrorString(e_));         \
-      std::exit(3);                                                                        \
-    }                                                                                      \
-  } while (0)
 
 constexpr uint64_t SLAB = 2u << 20;
 constexpr uint64_t PREFIX = 256;
@@ -54,12 +43,6 @@ constexpr int STEPS = 64;
 // uses one, but reads it by index as the check would.
 __constant__ uint32_t c_magic[64];
 __constant__ uint32_t c_lines[64];
-
-__device__ __forceinline__ uint64_t hash(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
 
 // NONE and NONE_POW2: the gather without a check, over the packed and the pow2 layout.
 enum Format { NONE = 0, POW2 = 1, DIV = 2, TABLE = 3, FDIV = 4, NONE_POW2 = 5 };
@@ -107,8 +90,7 @@ __global__ void gather(uint64_t buf, int sub, float *out, unsigned *bad) {
         uint16_t back = *(const uint16_t *)(slab + line * 2);
         base = (p & ~255ull) - ((uint64_t)back << 8);
       }
-      uint64_t size = *(const uint64_t *)base;
-      if (p - (base + PREFIX) > size - 4) atomicAdd(bad, 1u);
+      compare(p, base, PREFIX, bad);
     }
     acc += *(const float *)p;
   }
@@ -138,18 +120,7 @@ __global__ void setup(uint64_t buf, int format) {
 
 template <int F, bool COALESCED>
 float time_format(uint64_t buf, int sub, float *out, unsigned *bad, int grid, int block) {
-  cudaEvent_t a, b;
-  CK(cudaEventCreate(&a));
-  CK(cudaEventCreate(&b));
-  gather<F, COALESCED><<<grid, block>>>(buf, sub, out, bad); // warm-up
-  CK(cudaEventRecord(a));
-  const int reps = 20;
-  for (int r = 0; r < reps; r++) gather<F, COALESCED><<<grid, block>>>(buf, sub, out, bad);
-  CK(cudaEventRecord(b));
-  CK(cudaEventSynchronize(b));
-  float ms = 0;
-  CK(cudaEventElapsedTime(&ms, a, b));
-  return ms / reps;
+  return ms_per_launch([&] { gather<F, COALESCED><<<grid, block>>>(buf, sub, out, bad); }, 20);
 }
 
 // Times the four formats and the two unchecked baselines for one access pattern;

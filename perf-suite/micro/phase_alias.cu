@@ -26,22 +26,13 @@
 // Exits 1 if a check fails an in-bounds access (a bug here), 3 on a CUDA error.
 // Build: cusafe-clang++ --cusafe-no-instrument -O3 phase_alias.cu (scripts/build-bench.sh)
 //        or nvcc -O3 -arch=native phase_alias.cu
+#define MICRO_NAME "phase_alias"
+#include "micro.h"
+
 #include <cuda.h>
-#include <cuda_runtime.h>
 
 #include <chrono>
-#include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 
-#define CK(x)                                                                              \
-  do {                                                                                     \
-    cudaError_t e_ = (x);                                                                  \
-    if (e_ != cudaSuccess) {                                                               \
-      std::fprintf(stderr, "phase_alias: %s: %s\n", #x, cudaGetErrorString(e_));           \
-      std::exit(3);                                                                        \
-    }                                                                                      \
-  } while (0)
 #define CU(x)                                                                              \
   do {                                                                                     \
     CUresult r_ = (x);                                                                     \
@@ -85,12 +76,6 @@ template <class F> void entry(const char *name, F *f) {
   }
 }
 
-__device__ __forceinline__ uint64_t hash(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
 // The address of element `step` of thread `tid` in `layout` (mapped at `va`, the
 // phased layout's phase 0 sub-window at `va`).
 template <int LAYOUT, bool COALESCED>
@@ -120,8 +105,7 @@ __global__ void gather(uint64_t va, unsigned mix, float *out, unsigned *bad) {
         uint64_t pg = (((p >> SUB_SHIFT) ^ mix) & (PHASES - 1)) * GRAIN;
         base = ((p - pg) & ~(B - 1)) + pg;
       }
-      uint64_t size = *(const uint64_t *)base;
-      if (p - (base + PREFIX) > size - 4) atomicAdd(bad, 1u);
+      compare(p, base, PREFIX, bad);
     }
     acc += *(const float *)p;
   }
@@ -148,19 +132,8 @@ __global__ void probe(uint64_t a, uint64_t b, unsigned *out) {
 
 template <int LAYOUT, bool CHECK, bool COALESCED>
 float time_one(uint64_t va, float *out, unsigned *bad, int grid, int block) {
-  cudaEvent_t a, b;
-  CK(cudaEventCreate(&a));
-  CK(cudaEventCreate(&b));
-  gather<LAYOUT, CHECK, COALESCED><<<grid, block>>>(va, 0, out, bad); // warm-up
-  CK(cudaEventRecord(a));
-  const int reps = 20;
-  for (int r = 0; r < reps; r++) gather<LAYOUT, CHECK, COALESCED><<<grid, block>>>(va, 0, out, bad);
-  CK(cudaEventRecord(b));
-  CK(cudaEventSynchronize(b));
-  float ms = 0;
-  CK(cudaEventElapsedTime(&ms, a, b));
-  CK(cudaEventDestroy(a));
-  CK(cudaEventDestroy(b));
+  float ms = ms_per_launch(
+      [&] { gather<LAYOUT, CHECK, COALESCED><<<grid, block>>>(va, 0, out, bad); }, 20);
   unsigned nbad = 0;
   CK(cudaMemcpy(&nbad, bad, sizeof nbad, cudaMemcpyDeviceToHost));
   if (nbad) {
@@ -168,7 +141,7 @@ float time_one(uint64_t va, float *out, unsigned *bad, int grid, int block) {
                  LAYOUT, nbad);
     std::exit(1);
   }
-  return ms / reps;
+  return ms;
 }
 
 template <bool COALESCED>

@@ -57,10 +57,11 @@ define void @two_roots(ptr %a, ptr %b, i64 %i) {
 
 ; A call between two checks: it may not return, so the store keeps its own branch
 ; (reporting it before the call would report an access the program may never make).
-; Both checks are deferred (defer.ll): the load's branch comes before the call.
+; The load, which no other load follows, keeps its own branch (defer.ll): it comes
+; before the load, and the call.
 ; CHECK-LABEL: define void @call_between(
-; CHECK: load float
 ; CHECK: br i1 {{.*}}!prof
+; CHECK: load float
 ; CHECK: call void @opaque()
 ; CHECK: store float
 ; CHECK: br i1 {{.*}}!prof

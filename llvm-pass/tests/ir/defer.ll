@@ -66,21 +66,26 @@ define void @dependent(ptr %a, ptr %b, ptr %c, i64 %i) {
   ret void
 }
 
-; A call that may stop the thread flushes first: the load's branch comes before it, the
-; store's after it (a report never names an access the program would not reach).
+; A call that may stop the thread flushes first: the loads' branch comes before it, the
+; store's after it (a report never names an access the program would not reach). (The
+; second load's address comes from the first's value, so the two do not batch.)
 ; CHECK-LABEL: define void @call_flushes(
-; CHECK: load float, ptr %cusafe.sunk
+; CHECK: %j = load i32, ptr %cusafe.sunk
+; CHECK: %v = load float, ptr %cusafe.sunk
 ; CHECK: br i1 {{.*}}!prof
 ; CHECK: call void @opaque()
 ; CHECK: br i1 {{.*}}!prof
 ; CHECK: store float
 ; CHECK: ret void
-; STATS: kernel call_flushes: 2 checks {{.*}} 1 deferred
-define void @call_flushes(ptr %a, ptr %b, i64 %i) {
-  %p = getelementptr inbounds float, ptr %a, i64 %i
-  %q = getelementptr inbounds float, ptr %b, i64 %i
-  %v = load float, ptr %p, align 4
+; STATS: kernel call_flushes: 3 checks {{.*}} 2 deferred
+define void @call_flushes(ptr %a, ptr %b, ptr %c, i64 %i) {
+  %p = getelementptr inbounds i32, ptr %a, i64 %i
+  %j = load i32, ptr %p, align 4
+  %k = sext i32 %j to i64
+  %r = getelementptr inbounds float, ptr %c, i64 %k
+  %v = load float, ptr %r, align 4
   call void @opaque()
+  %q = getelementptr inbounds float, ptr %b, i64 %i
   store float %v, ptr %q, align 4
   ret void
 }
@@ -88,19 +93,40 @@ define void @call_flushes(ptr %a, ptr %b, i64 %i) {
 ; A check that branches (here a loaded pointer's) flushes the pending ones before its
 ; own branch, so the first failing access in program order is the one reported.
 ; CHECK-LABEL: define void @before_branching(
+; CHECK: %j = load i32, ptr %cusafe.sunk
 ; CHECK: %x = load i32, ptr %cusafe.sunk
 ; CHECK: br i1 {{.*}}!prof
 ; CHECK: @__cusafe_site
 ; CHECK: br i1 {{.*}}!prof
 ; CHECK: %q = load ptr
 ; CHECK: store i32
-; STATS: kernel before_branching: 3 checks {{.*}} 1 deferred
-define void @before_branching(ptr %a, ptr %pp, i64 %i) {
-  %p = getelementptr inbounds i32, ptr %a, i64 %i
+; STATS: kernel before_branching: 4 checks {{.*}} 2 deferred
+define void @before_branching(ptr %a, ptr %b, ptr %pp, i64 %i) {
+  %pa = getelementptr inbounds i32, ptr %a, i64 %i
+  %j = load i32, ptr %pa, align 4
+  %k = sext i32 %j to i64
+  %p = getelementptr inbounds i32, ptr %b, i64 %k
   %x = load i32, ptr %p, align 4
   %r = getelementptr inbounds ptr, ptr %pp, i64 %i
   %q = load ptr, ptr %r, align 8
   store i32 %x, ptr %q, align 4
+  ret void
+}
+
+; A lone load that no other load follows keeps its own branch (predicate.ll, `single`):
+; deferred, its flush would come right after it.
+; CHECK-LABEL: define void @lone_load(
+; CHECK-NOT: cusafe.sunk
+; CHECK: br i1 {{.*}}!prof
+; CHECK: %v = load float, ptr
+; CHECK: call void @opaque()
+; STATS: kernel lone_load: 2 checks {{.*}} 0 deferred
+define void @lone_load(ptr %a, ptr %b, i64 %i) {
+  %p = getelementptr inbounds float, ptr %a, i64 %i
+  %q = getelementptr inbounds float, ptr %b, i64 %i
+  %v = load float, ptr %p, align 4
+  call void @opaque()
+  store float %v, ptr %q, align 4
   ret void
 }
 
@@ -120,9 +146,9 @@ define void @not_deferred(ptr %pp, ptr noalias readonly %c, ptr %v, i64 %i) {
 
 ; A vector load aligned past its `__shared__` array's alignment is not deferred: the
 ; array's start, its sink, could be misaligned for it (a fault before the report). The
-; global load after it (whose address needs its value, so no batch) still is; with the
-; array's own alignment both are.
-; STATS: kernel over_aligned: 2 checks {{.*}} 1 deferred
+; global load after it (whose address needs its value, so no batch) is then a lone load
+; and keeps its own branch too; with the array's own alignment both are deferred.
+; STATS: kernel over_aligned: 2 checks {{.*}} 0 deferred
 ; STATS: kernel aligned: 2 checks {{.*}} 2 deferred
 define void @over_aligned(ptr %a, i64 %x) {
   %e = getelementptr inbounds [16 x float], ptr addrspace(3) @tile, i64 0, i64 %x
@@ -205,7 +231,7 @@ define void @update(ptr %a, ptr %b, i64 %i) {
   ret void
 }
 
-!nvvm.annotations = !{!0, !1, !2, !3, !4, !5, !6, !7}
+!nvvm.annotations = !{!0, !1, !2, !3, !4, !5, !6, !7, !8}
 !0 = !{ptr @dependent, !"kernel", i32 1}
 !1 = !{ptr @call_flushes, !"kernel", i32 1}
 !2 = !{ptr @before_branching, !"kernel", i32 1}
@@ -214,3 +240,4 @@ define void @update(ptr %a, ptr %b, i64 %i) {
 !5 = !{ptr @over_aligned, !"kernel", i32 1}
 !6 = !{ptr @aligned, !"kernel", i32 1}
 !7 = !{ptr @update, !"kernel", i32 1}
+!8 = !{ptr @lone_load, !"kernel", i32 1}

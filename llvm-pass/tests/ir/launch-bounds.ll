@@ -27,11 +27,12 @@ target triple = "nvptx64-nvidia-cuda"
 ; CHECK-LABEL: define void @k(ptr %a, i32 %n, ptr byval(%struct.S) align 8 %s, ptr %unused, ptr %b, i64 %cusafe.start.0, i64 %cusafe.limit.0, i64 %cusafe.start.3, i64 %cusafe.limit.3, i64 %cusafe.start.4, i64 %cusafe.limit.4)
 ; Parameter roots compare against their window, and (trap mode: a failed check never
 ; returns, and a poisoned parameter's window is empty) access through the parameter
-; itself (or, the check deferred, the sink when the check failed: defer.ll). The byval
-; aggregate %s and the pointer %q loaded from it have no window.
+; itself (or, the check deferred, the sink when the check failed: defer.ll; this
+; load, which no other load follows, is not deferred). The byval aggregate %s and the
+; pointer %q loaded from it have no window.
 ; CHECK: sub i64 {{.*}}, %cusafe.start.0
-; CHECK: [[P:%.*]] = select i1 {{%.*}}, ptr %p, ptr addrspacecast (ptr addrspace(1) @__cusafe_sink_load to ptr)
-; CHECK: load float, ptr [[P]], align 4
+; CHECK: br i1 {{%.*}}, label {{%.*}}, label {{%.*}}, !prof
+; CHECK: load float, ptr %p, align 4
 ; CHECK: load ptr, ptr
 ; CHECK: %cusafe.size{{[0-9]*}} = load i64
 ; CHECK: sub i64 {{.*}}, %cusafe.start.4

@@ -112,15 +112,17 @@ define void @vector(ptr %a, ptr %b, i64 %i) {
   ret void
 }
 
-; One deferred load whose flush comes right after it (before the terminator, which
-; branches on the loaded value): a branch around the load would be threaded into the
-; flush's, so the load keeps its sink.
+; One load that no other load follows (its flush would come right after it, before the
+; terminator, which branches on the loaded value) is not deferred: codegen would put the
+; flush's branch before the load anyway, and a sink's selects would stay on the load's
+; address. Its own branch comes before it, with no sink.
 ; CHECK-LABEL: define void @single(
-; CHECK: select i1 {{%.*}}, ptr {{%.*}}, ptr addrspacecast (ptr addrspace(1) @__cusafe_sink_load to ptr)
-; CHECK: %v = load i32, ptr %cusafe.sunk
-; CHECK: phi i32 [ %v, %0 ]{{$}}
+; CHECK-NOT: @__cusafe_sink_load
+; CHECK: br i1 {{%.*}}, label {{%.*}}, label {{%.*}}, !prof
+; CHECK: call void %cusafe.trap(
+; CHECK: %v = load i32, ptr {{%.*}}, align 4
 ; CHECK: ret void
-; STATS: function single: 1 checks {{.*}} 1 deferred
+; STATS: function single: 1 checks {{.*}} 0 deferred
 define void @single(ptr %a, i64 %i, i32 %k) {
   %p = getelementptr inbounds i32, ptr %a, i64 %i
   %v = load i32, ptr %p, align 4
