@@ -6,7 +6,9 @@ Usage: micro-summary.py OUTPUT STEM
 Writes STEM.md and STEM.json: per pattern and format, the milliseconds per launch of each
 run, the ratio to the same layout unchecked, the nanoseconds a check adds per access, and
 that cost against the power-of-two check's (today's format); for phase_alias also the
-cost of reading through the phases' aliased mappings and the time per mapping.
+time per mapping and whether a store through one phase's mapping was read through
+another's. (Its unchecked rows, packed against phased, give what reading through the
+aliased mappings costs.)
 """
 import json
 import re
