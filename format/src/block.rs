@@ -15,11 +15,18 @@
 //! u64 is the exact payload size; 0 means freed (or never allocated). PREFIX keeps
 //! payloads 256-byte aligned like cudaMalloc's.
 //!
+//! Classes [`FIRST_PACKED_CLASS`](crate::packed::FIRST_PACKED_CLASS) to 18 also have
+//! *packed* sub-windows ([`crate::packed`]), where blocks of any multiple of the class's
+//! step are packed in slabs; that is where the host allocator puts every allocation a
+//! slotted block does not take. [`block_base`], [`payload`], [`header_addr`] and
+//! [`tile_len`] handle both layouts, by the pointer's bits.
+//!
 //! A slotted block's first granule holds no payload: the allocator maps there a physical
 //! *header granule* that up to [`HEADER_SLOTS`] blocks share, each reading its own
 //! 16-byte slot, so a payload of a whole number of granules takes exactly that many
 //! (with the header in-band, one more: a 2 MiB buffer would take 4 MiB).
 
+use crate::packed;
 use crate::pointer::{tag_of, MAX_TAG, MIN_TAG, POISON_MASK};
 
 /// Bytes between an in-band block's base (its header) and its payload.
@@ -82,6 +89,17 @@ pub const fn class_for(size: u64) -> Option<u32> {
     }
 }
 
+/// The class the host allocator gives `size` bytes that no packed sub-window holds
+/// ([`crate::packed::class_for`]): the smallest slotted class whose block holds a
+/// granule, `size` payload bytes and one byte of slack.
+pub const fn slotted_class_for(size: u64) -> Option<u32> {
+    match smallest_holding(GRANULE, size) {
+        Some(t) if t > MAX_TAG => None,
+        Some(t) if t < FIRST_SLOTTED_CLASS => Some(FIRST_SLOTTED_CLASS),
+        other => other,
+    }
+}
+
 /// The smallest class (at least [`MIN_TAG`]) whose block holds `prefix + size + 1` bytes.
 const fn smallest_holding(prefix: u64, size: u64) -> Option<u32> {
     let need = match prefix.checked_add(size) {
@@ -106,9 +124,26 @@ pub const fn max_payload() -> u64 {
     block_size(MAX_TAG) - prefix(MAX_TAG) - 1
 }
 
-/// Base of the block that the unpoisoned pointer `p` of class `t` is in.
+/// Base of the block that pointer `p` of class `t` is in (poison bit ignored): for a
+/// power-of-two block its aligned base, for a packed one its tile's start
+/// ([`packed::tile_start`], 255 bytes below the payload). The block table's key.
 pub const fn block_base(p: u64, t: u32) -> u64 {
-    (p & !POISON_MASK) & !(block_size(t) - 1)
+    if packed::is_packed(p) {
+        packed::tile_start(p)
+    } else {
+        (p & !POISON_MASK) & !(block_size(t) - 1)
+    }
+}
+
+/// Bytes of the block (power of two) or tile (packed) that `p` is in: the
+/// pointer-arithmetic rule's range from [`block_base`].
+pub const fn tile_len(p: u64) -> u64 {
+    let t = tag_of(p);
+    if packed::is_packed(p) {
+        packed::extent(t, packed::field_of(p))
+    } else {
+        block_size(t)
+    }
 }
 
 /// The header slot of the slotted block at `base`.
@@ -117,9 +152,12 @@ pub const fn header_slot(base: u64) -> u64 {
 }
 
 /// Address of the header of the block at `base` (its class is its tag): the base for
-/// in-band blocks, the block's slot in the header granule for slotted ones.
+/// in-band blocks, the block's slot in the header granule for slotted ones, 16 bytes
+/// below the payload for packed ones.
 pub const fn header_addr(base: u64) -> u64 {
-    if is_slotted(tag_of(base)) {
+    if packed::is_packed(base) {
+        base + packed::UNDERFLOW - packed::HEADER_GAP
+    } else if is_slotted(tag_of(base)) {
         base + header_slot(base) * HEADER_BYTES
     } else {
         base
@@ -128,7 +166,11 @@ pub const fn header_addr(base: u64) -> u64 {
 
 /// Payload address of the block at `base` (its class is its tag).
 pub const fn payload(base: u64) -> u64 {
-    base + prefix(tag_of(base))
+    if packed::is_packed(base) {
+        base + packed::UNDERFLOW
+    } else {
+        base + prefix(tag_of(base))
+    }
 }
 
 /// Where the physical memory of the block at `base` that holds `size` bytes is mapped

@@ -24,6 +24,7 @@ pub mod c_header;
 pub mod devheap;
 pub mod fuzz;
 pub mod launch;
+pub mod packed;
 pub mod pass_env;
 pub mod pointer;
 pub mod pseudo;

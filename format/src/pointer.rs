@@ -59,18 +59,20 @@ pub const fn window_base(t: u32) -> u64 {
     (t as u64) << TAG_SHIFT
 }
 
-/// The pointer-arithmetic rule: `q = p + off` gets the poison bit when
-/// it leaves the `2^(t+3)`-byte block that `p` points into. Foreign pointers are
-/// never poisoned by this rule; a poisoned `p` stays poisoned whatever `off` is
-/// (even when the addition carries into bit 63). Never traps.
+/// The pointer-arithmetic rule: `q = p + off` gets the poison bit when it leaves the
+/// block `p` points into: its `2^(t+3)`-byte block, or for a packed pointer its tile
+/// (`block::tile_len` bytes from `block::block_base`, 255 below the payload to one
+/// past its room). Foreign pointers are never poisoned by this rule; a poisoned `p`
+/// stays poisoned whatever `off` is (even when the addition carries into bit 63).
+/// Never traps.
 pub const fn gep(p: u64, off: i64) -> u64 {
     let q = p.wrapping_add(off as u64);
     let sticky = p & POISON_MASK;
     if !is_cusafe(p) {
         return q | sticky;
     }
-    let shift = crate::block::class_shift(tag_of(p));
-    if ((p ^ q) & !POISON_MASK) >> shift != 0 {
+    let base = crate::block::block_base(p, tag_of(p));
+    if (q & !POISON_MASK).wrapping_sub(base) >= crate::block::tile_len(p & !POISON_MASK) {
         q | POISON_MASK
     } else {
         q | sticky

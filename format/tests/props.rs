@@ -1,7 +1,9 @@
 //! Property tests of the format math: tag <-> class <-> header, the XOR rule, and the
-//! one-past-the-end guarantee.
+//! one-past-the-end guarantee, for blocks where the host allocator puts them (packed
+//! sub-windows, slotted windows) and for power-of-two blocks.
 
 use cusafe_format::block::*;
+use cusafe_format::packed;
 use cusafe_format::devheap::{arena_va, MIN_CLASS};
 use cusafe_format::launch::{
     fits, fits_aligned, fits_index, index_bounds, launch_bounds, START_ALIGN,
@@ -10,14 +12,39 @@ use cusafe_format::pointer::*;
 use cusafe_format::report::*;
 use proptest::prelude::*;
 
-/// A block of class `t` at slot `slot` of its window, holding `size` bytes.
+/// A power-of-two block of class `t` at slot `slot` of its window (of its power-of-two
+/// sub-window, for a class with packed ones).
 fn block_at(t: u32, slot: u64) -> u64 {
-    let slots = WINDOW_SIZE / block_size(t);
-    window_base(t) + (slot % slots) * block_size(t)
+    let (from, bytes) = if (packed::FIRST_PACKED_CLASS..=packed::LAST_PACKED_CLASS).contains(&t) {
+        (packed::sub_window_base(t, packed::POW2_FIELD), packed::SUB_WINDOW)
+    } else {
+        (window_base(t), WINDOW_SIZE)
+    };
+    from + (slot % (bytes / block_size(t))) * block_size(t)
+}
+
+/// The base of a block holding `size` bytes where the host allocator may put it: block
+/// `slot mod n` of slab `slot / n mod slabs` of its packed sub-window, else a slotted
+/// block at slot `slot` of its window.
+fn placed(size: u64, slot: u64) -> u64 {
+    match packed::class_for(size) {
+        Some((t, f)) => {
+            let n = packed::slab_blocks(t, f);
+            let slabs = packed::SUB_WINDOW / packed::slab_bytes(t);
+            let slab = packed::sub_window_base(t, f) + (slot / n % slabs) * packed::slab_bytes(t);
+            packed::payload_at(slab, t, f, slot % n) - packed::UNDERFLOW
+        }
+        None => block_at(class_for(size).expect("fits"), slot),
+    }
+}
+
+/// Sizes spread over every magnitude up to 16 GiB.
+fn any_size() -> impl Strategy<Value = u64> {
+    (0u32..=34).prop_flat_map(|b| 0u64..=(1u64 << b))
 }
 
 fn size_and_class() -> impl Strategy<Value = (u64, u32)> {
-    (0u64..=(1u64 << 34)).prop_map(|s| (s, class_for(s).expect("fits")))
+    any_size().prop_map(|s| (s, class_for(s).expect("fits")))
 }
 
 proptest! {
@@ -31,38 +58,51 @@ proptest! {
     }
 
     #[test]
-    fn headers_sit_in_the_prefix_and_backing_covers_the_payload((size, t) in size_and_class(), slot: u64) {
-        let base = block_at(t, slot);
+    fn headers_sit_below_the_payload_and_backing_covers_it(size in any_size(), slot: u64) {
+        let base = placed(size, slot);
+        let t = tag_of(base);
         let hdr = header_addr(base);
-        prop_assert!(hdr >= base && hdr + HEADER_BYTES <= payload(base));
         prop_assert_eq!(hdr % HEADER_BYTES, 0);
-        let (at, bytes) = backing(base, size);
-        // Blocks smaller than a granule live in slabs that share one (the allocator
-        // maps those, not `backing`): only blocks of a granule and up are mapped alone,
-        // from a granule boundary. (Sizes below 1 MiB are rare in the strategy: one
-        // draw in 16384 found this.)
-        if block_size(t) >= GRANULE {
-            prop_assert_eq!(at % GRANULE, 0);
-        }
-        prop_assert_eq!(bytes % GRANULE, 0);
-        prop_assert!(at <= payload(base) && payload(base) + size <= at + bytes);
-        if is_slotted(t) {
+        prop_assert_eq!(payload(base) % 256, 0);
+        if packed::is_packed(base) {
+            // The header is right below the payload, in the block's tile.
+            prop_assert_eq!(hdr + HEADER_BYTES, payload(base));
+            prop_assert!(hdr >= base);
+            prop_assert!(size < tile_len(base) - packed::UNDERFLOW);
+            // The memory target: at most max(256, size / 64) bytes over the payload
+            // rounded up to 256 (what a plain cudaMalloc's blocks are cut in).
+            prop_assert!(tile_len(base) - size.div_ceil(256) * 256 <= (size / 64).max(256));
+        } else {
+            prop_assert!(is_slotted(t));
+            let (at, bytes) = backing(base, size);
             // Only the payload is backed: within a granule of its size.
             prop_assert_eq!(at, base + GRANULE);
+            prop_assert_eq!(bytes % GRANULE, 0);
+            prop_assert!(at <= payload(base) && payload(base) + size <= at + bytes);
             prop_assert!(bytes < size + GRANULE);
             // Neighbouring blocks of a class take different slots (2^17 in a row).
             let next = base + block_size(t);
             if tag_of(next) == t && t == FIRST_SLOTTED_CLASS {
                 prop_assert_ne!(header_slot(next), header_slot(base));
             }
-        } else {
-            prop_assert_eq!(hdr, base);
         }
     }
 
     #[test]
-    fn pointers_into_a_block_carry_its_tag((size, t) in size_and_class(), slot: u64, frac in 0.0f64..=1.0) {
+    fn power_of_two_headers_sit_in_the_prefix((size, t) in size_and_class(), slot: u64) {
         let base = block_at(t, slot);
+        prop_assert!(!packed::is_packed(base));
+        prop_assert_eq!(block_base(payload(base) + size, t), base);
+        if !is_slotted(t) {
+            prop_assert_eq!(header_addr(base), base);
+            prop_assert_eq!(payload(base), base + PREFIX);
+        }
+    }
+
+    #[test]
+    fn pointers_into_a_block_find_its_base(size in any_size(), slot: u64, frac in 0.0f64..=1.0) {
+        let base = placed(size, slot);
+        let t = tag_of(base);
         let p = payload(base) + (size as f64 * frac) as u64;
         prop_assert!(is_cusafe(p));
         prop_assert_eq!(tag_of(p), t);
@@ -70,8 +110,9 @@ proptest! {
     }
 
     #[test]
-    fn one_past_the_end_is_never_poisoned((size, t) in size_and_class(), slot: u64) {
-        let base = block_at(t, slot);
+    fn one_past_the_end_is_never_poisoned(size in any_size(), slot: u64) {
+        let base = placed(size, slot);
+        let t = tag_of(base);
         let p = payload(base);
         let end = gep(p, size as i64);
         prop_assert!(!is_poisoned(end));
@@ -81,8 +122,9 @@ proptest! {
     }
 
     #[test]
-    fn in_bounds_accesses_pass_and_others_fail((size, t) in size_and_class(), slot: u64, off: i64, len in 1u64..=64) {
-        let base = block_at(t, slot);
+    fn in_bounds_accesses_pass_and_others_fail(size in any_size(), slot: u64, off: i64, len in 1u64..=64) {
+        let base = placed(size, slot);
+        let t = tag_of(base);
         let p = gep(payload(base), off);
         let inside = off >= 0 && (off as u64).checked_add(len).is_some_and(|e| e <= size);
         if is_poisoned(p) {
@@ -94,21 +136,20 @@ proptest! {
     }
 
     #[test]
-    fn leaving_the_block_poisons(t in MIN_TAG..=MAX_TAG, slot: u64, off: i64) {
-        let base = block_at(t, slot);
+    fn leaving_the_block_poisons(t in MIN_TAG..=MAX_TAG, size in any_size(), pow2: bool, slot: u64, off in prop_oneof![any::<i64>(), -70000i64..70000]) {
+        let base = if pow2 { block_at(t, slot) } else { placed(size, slot) };
         let p = payload(base);
         let q = gep(p, off);
         let target = p.wrapping_add(off as u64);
-        let left = target < base || target >= base + block_size(t);
+        let left = target < base || target >= base + tile_len(base);
         prop_assert_eq!(is_poisoned(q), left);
         // Poison sticks: further arithmetic never clears it.
         prop_assert!(!is_poisoned(q) || is_poisoned(gep(q, -off)));
     }
 
     #[test]
-    fn freed_blocks_fail_every_access((size, t) in size_and_class(), slot: u64, off in 0u64..1<<20, len in 1u64..=16) {
-        let base = block_at(t, slot);
-        let _ = size;
+    fn freed_blocks_fail_every_access(size in any_size(), slot: u64, off in 0u64..1<<20, len in 1u64..=16) {
+        let base = placed(size, slot);
         prop_assert!(!access_ok(payload(base) + off, base, 0, len));
     }
 
@@ -131,9 +172,9 @@ proptest! {
     }
 
     #[test]
-    fn launch_bounds_of_any_argument_decide_like_the_header((size, t) in size_and_class(), slot: u64, arg_frac in 0.0f64..=1.0, off: i64, len in 1u64..=64, freed: bool) {
+    fn launch_bounds_of_any_argument_decide_like_the_header(size in any_size(), slot: u64, arg_frac in 0.0f64..=1.0, off: i64, len in 1u64..=64, freed: bool) {
         // The kernel gets an interior pointer; the access is anywhere relative to it.
-        let base = block_at(t, slot);
+        let base = placed(size, slot);
         let arg = payload(base) + (size as f64 * arg_frac) as u64;
         let header = if freed { 0 } else { size };
         let (start, limit) = launch_bounds(arg, |b| { assert_eq!(b, base); header }, |_| panic!("a cusafe pointer is never asked about"));
@@ -150,7 +191,7 @@ proptest! {
         // The window of a cusafe argument, a device-heap one, or a foreign one (the
         // root half's and launch_bounds' windows with a nonzero limit).
         let len = 1u64 << log_len;
-        let base = block_at(t, slot);
+        let base = placed(size, slot);
         let arg = payload(base) + (size as f64 * arg_frac) as u64;
         let header = if freed { 0 } else { size };
         let heap_arg = arena_va(t.clamp(MIN_CLASS, IN_BAND_LAST_CLASS)) + (slot % (1 << 20)) * 16;
@@ -174,8 +215,7 @@ proptest! {
             .iter()
             .enumerate()
             .map(|(k, &(size, frac, kind, foreign))| {
-                let t = class_for(size).expect("a class");
-                let base = block_at(t, k as u64 * 7 + 1);
+                let base = placed(size, k as u64 * 7 + 1);
                 let p = payload(base) + (size as f64 * frac) as u64;
                 let (start, limit) = match kind {
                     0 => launch_bounds(p, |_| size, |_| false),
