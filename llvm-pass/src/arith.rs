@@ -6,7 +6,6 @@
 
 use crate::classify::{decide, Decision};
 use crate::ir::{callee, is_intrinsic, opcode, uses, Ir};
-use cusafe_format::block::class_shift;
 use cusafe_format::pointer::{MAX_TAG, MIN_TAG, POISON_MASK, TAG_MASK, TAG_SHIFT};
 use inkwell::values::{BasicValueEnum, InstructionValue, PointerValue};
 use inkwell::IntPredicate;
@@ -80,10 +79,11 @@ pub fn instrument<'ctx>(ir: &Ir<'ctx>, e: &Escape<'ctx>) {
         ir.sub(t, ir.c64(MIN_TAG.into())),
         ir.c64((MAX_TAG - MIN_TAG + 1).into()),
     );
-    // Shift amount t + 3, kept below 64 for foreign tags (their result is unused).
-    let shift = ir.and(ir.add(t, ir.c64(class_shift(0).into())), ir.c64(63));
-    let moved = ir.and(ir.xor(ri, gi), ir.c64(!POISON_MASK));
-    let left = ir.icmp(NE, ir.lshr(moved, shift), ir.c64(0));
+    // Leaving the root's power-of-two block or packed tile (for foreign tags the
+    // verdict is unused).
+    let (lo, len) = crate::tile::locate(ir, ri, t).tile(ir);
+    let moved = ir.sub(ir.and(gi, ir.c64(!POISON_MASK)), lo);
+    let left = ir.icmp(UGE, moved, len);
     let zero = ir.c64(0);
     let root_poisoned = ir.icmp(SLT, ri, zero);
     let want = ir.or(ir.and(in_range, left), root_poisoned);

@@ -6,10 +6,13 @@
 //!   root half (shared, or hoisted to a loop preheader: see elim/mod.rs)
 //!     ri = root; t = ri >> 41; in = (t - 1) <u 35  (false for any root with bits 47..63)
 //!     base = ri & (-1 << (t + 3)); slotted = t >=u 19
-//!     at = slotted ? base | ((base >> 18) & 0x1ffff0) : base   (header slot, 16 B each)
+//!     packed, pay = crate::tile::locate(ri, t)      (packed sub-window; its payload)
+//!     at = packed ? pay - 16
+//!        : slotted ? base | ((base >> 18) & 0x1ffff0) : base   (header slot, 16 B each)
 //!     hdr = load i64 (in ? at : @__cusafe_no_header)
 //!     tagged = ri >=u 1 << 47                       (poisoned or pseudo)
-//!     start = in ? base + (slotted ? 2 MiB : PREFIX) : (tagged ? ri : 64 KiB)
+//!     start = in ? (packed ? pay : base + (slotted ? 2 MiB : PREFIX))
+//!                : (tagged ? ri : 64 KiB)
 //!     limit = in ? hdr : (tagged ? 0 : 2^47 - 64 KiB)
 //!   address half (at the access)
 //!     end = (addr - start) + len
@@ -33,7 +36,7 @@ use crate::launch::{RootPart, Windows};
 use crate::sites::Sites;
 use crate::strip::Roots;
 use cusafe_format::block::{
-    class_shift, FIRST_SLOTTED_CLASS, GRANULE, HEADER_BYTES, HEADER_SLOTS, PREFIX, SLOT_SHIFT,
+    FIRST_SLOTTED_CLASS, GRANULE, HEADER_BYTES, HEADER_SLOTS, PREFIX, SLOT_SHIFT,
 };
 use cusafe_format::pointer::{FOREIGN_WINDOW, MAX_TAG, MIN_TAG, TAG_SHIFT};
 use cusafe_format::pseudo::PSEUDO_BIT;
@@ -1078,8 +1081,8 @@ impl<'ctx> Checker<'ctx> {
             ir.sub(t, ir.c64(MIN_TAG.into())),
             ir.c64((MAX_TAG - MIN_TAG + 1).into()),
         );
-        let shift = ir.and(ir.add(t, ir.c64(class_shift(0).into())), ir.c64(63));
-        let base = ir.and(ri, ir.shl(ir.c64(u64::MAX), shift));
+        let block = crate::tile::locate(ir, ri, t);
+        let base = block.base;
         // Slotted blocks (format::block): the header is the base's slot in the shared
         // header granule, the payload a granule in.
         let slotted = ir.icmp(UGE, t, ir.c64(FIRST_SLOTTED_CLASS.into()));
@@ -1088,7 +1091,12 @@ impl<'ctx> Checker<'ctx> {
             ir.lshr(base, ir.c64((SLOT_SHIFT - slot_bits).into())),
             ir.c64((HEADER_SLOTS - 1) << slot_bits),
         );
-        let at = ir.select(slotted, ir.or(base, slot), base);
+        let pow2_at = ir.select(slotted, ir.or(base, slot), base);
+        let pow2_start = ir.add(base, ir.select(slotted, ir.c64(GRANULE), ir.c64(PREFIX)));
+        // Packed blocks (format::packed): the header right below the payload.
+        let packed_at = ir.sub(block.payload, ir.c64(HEADER_BYTES));
+        let at = ir.select(block.packed, packed_at, pow2_at);
+        let block_start = ir.select(block.packed, block.payload, pow2_start);
         let no_hdr = self.no_header.const_to_int(ir.i64);
         let hdr_addr = ir.select(in_range, at, no_hdr);
         let hdr_ptr = ir.b.build_int_to_ptr(hdr_addr, ir.gptr, "cusafe.hdr");
@@ -1102,11 +1110,7 @@ impl<'ctx> Checker<'ctx> {
         let other_start = ir.select(tagged, ri, ir.c64(foreign_start));
         let other_limit = ir.select(tagged, ir.c64(0), ir.c64(foreign_limit));
         RootPart {
-            start: ir.select(
-                in_range,
-                ir.add(base, ir.select(slotted, ir.c64(GRANULE), ir.c64(PREFIX))),
-                other_start,
-            ),
+            start: ir.select(in_range, block_start, other_start),
             limit: ir.select(in_range, size, other_limit),
         }
     }

@@ -52,6 +52,7 @@ mod stack;
 mod stats;
 mod strip;
 mod sys;
+mod tile;
 
 use inkwell::module::Module;
 use inkwell::values::FunctionValue;

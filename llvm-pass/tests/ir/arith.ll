@@ -32,8 +32,12 @@ m:
 ; CHECK: %stored = getelementptr
 ; CHECK: [[RI:%.*]] = ptrtoint ptr %a to i64
 ; CHECK: [[GI:%.*]] = ptrtoint ptr %stored to i64
-; CHECK: [[D:%.*]] = xor i64 [[RI]], [[GI]]
-; CHECK: and i64 [[D]], 9223372036854775807
+; Leaving the root's block (power of two) or tile (packed): one unsigned compare.
+; CHECK: [[LO:%.*]] = select i1 [[PACKED:%.*]], i64 {{%.*}}, i64 {{%.*}}
+; CHECK: [[LEN:%.*]] = select i1 [[PACKED]], i64 {{%.*}}, i64 {{%.*}}
+; CHECK: [[M:%.*]] = and i64 [[GI]], 9223372036854775807
+; CHECK: [[D:%.*]] = sub i64 [[M]], [[LO]]
+; CHECK: icmp uge i64 [[D]], [[LEN]]
 ; CHECK: [[SEL:%.*]] = select i1 {{%.*}}, i64 -9223372036854775808, i64 0
 ; CHECK: [[P:%.*]] = getelementptr i8, ptr %stored, i64 [[SEL]]
 ; CHECK: store ptr [[P]], ptr %cusafe.strip

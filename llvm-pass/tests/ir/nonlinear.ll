@@ -15,6 +15,7 @@ define void @k(ptr %a, i64 %i, i64 %j) {
 ; CHECK: [[RI:%.*]] = ptrtoint ptr %a to i64
 ; CHECK: lshr i64 [[RI]], 41
 ; CHECK: select i1 {{%.*}}, i64 2097152, i64 256
+; CHECK: %cusafe.size = load
 ; CHECK: [[START:%.*]] = select i1 {{%.*}}, i64 {{%.*}}, i64 {{%.*}}
 ; CHECK: [[AI:%.*]] = ptrtoint ptr addrspace(1) %r to i64
 ; CHECK: [[OFF:%.*]] = sub i64 [[AI]], [[START]]
