@@ -232,9 +232,7 @@ fn instrument_module(ir: &Ir, opts: &PassOptions) -> Result<(), String> {
         let scoped = scoped.contains(&f);
         let plan = elim::plan(ir, &cfg, &found.accesses, &cold, scoped, &slots, opts);
         let escapes = arith::collect(ir, &insts);
-        for e in &escapes {
-            arith::instrument(ir, e);
-        }
+        arith::instrument(ir, &escapes);
         let mut emit = check::FnEmit::new(ir, &mut sites, &mut replaced, f, &found.accesses, &plan);
         for &i in &plan.order {
             checker.instrument(&mut emit, i);

@@ -27,17 +27,19 @@ m:
   ret void
 }
 ; CHECK-LABEL: entry:
+; The root's side of the rule, once per root, after its definition (here the entry):
+; its power-of-two block or packed tile (from 255 below the payload).
+; CHECK: [[TS:%.*]] = sub i64 {{%.*}}, 255
+; CHECK-NEXT: [[LO:%.*]] = select i1 [[PACKED:%.*]], i64 [[TS]], i64 {{%.*}}
+; CHECK-NEXT: [[LEN:%.*]] = select i1 [[PACKED]], i64 {{%.*}}, i64 {{%.*}}
 ; CHECK-NOT: cusafe.arith
 ; CHECK: icmp eq ptr %only_loaded, %out
 ; CHECK: %stored = getelementptr
-; CHECK: [[RI:%.*]] = ptrtoint ptr %a to i64
+; Leaving the block or tile: one subtraction and one unsigned compare per GEP.
 ; CHECK: [[GI:%.*]] = ptrtoint ptr %stored to i64
-; Leaving the root's block (power of two) or tile (packed): one unsigned compare.
-; CHECK: [[LO:%.*]] = select i1 [[PACKED:%.*]], i64 {{%.*}}, i64 {{%.*}}
-; CHECK: [[LEN:%.*]] = select i1 [[PACKED]], i64 {{%.*}}, i64 {{%.*}}
-; CHECK: [[M:%.*]] = and i64 [[GI]], 9223372036854775807
-; CHECK: [[D:%.*]] = sub i64 [[M]], [[LO]]
-; CHECK: icmp uge i64 [[D]], [[LEN]]
+; CHECK-NEXT: [[M:%.*]] = and i64 [[GI]], 9223372036854775807
+; CHECK-NEXT: [[D:%.*]] = sub i64 [[M]], [[LO]]
+; CHECK-NEXT: icmp uge i64 [[D]], [[LEN]]
 ; CHECK: [[SEL:%.*]] = select i1 {{%.*}}, i64 -9223372036854775808, i64 0
 ; CHECK: [[P:%.*]] = getelementptr i8, ptr %stored, i64 [[SEL]]
 ; CHECK: store ptr [[P]], ptr %cusafe.strip
@@ -45,4 +47,26 @@ m:
 ; CHECK: call void @use(ptr [[P2]])
 ; CHECK: [[P3:%cusafe.arith.*]] = getelementptr i8, ptr %merged
 ; CHECK: phi ptr [ %a, %{{.*}} ], [ [[P3]], %l ]
+
+; A pointer that can only step through a __shared__ array (a phi of its generic view
+; and of itself) never carries a tag: no rule, even where it escapes.
+@tile = internal addrspace(3) global [64 x float] undef
+
+define void @walk(ptr %out, i64 %n) {
+entry:
+  br label %loop
+loop:
+  %p = phi ptr [ addrspacecast (ptr addrspace(3) @tile to ptr), %entry ], [ %next, %loop ]
+  %i = phi i64 [ 0, %entry ], [ %i1, %loop ]
+  %next = getelementptr inbounds float, ptr %p, i64 1
+  %i1 = add i64 %i, 1
+  %done = icmp eq i64 %i1, %n
+  br i1 %done, label %exit, label %loop
+exit:
+  store ptr %next, ptr %out, align 8
+  ret void
+}
+; CHECK-LABEL: define void @walk(
+; CHECK-NOT: cusafe.arith
+; CHECK: ret void
 ; STATS: 3 arithmetic rules
