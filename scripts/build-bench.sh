@@ -3,9 +3,10 @@
 # (alloc_footprint) (plain builds; the runtime is preloaded at run time), their GPU
 # script (alloc-bench.sh) and its summary (footprint-summary.py) to a bundle folder
 # (default build/examples); and header_lookup, the check's header lookup in four block
-# formats, phase_alias, the phased block format (aliased mappings, its lookup), and
-# launch_rate, the host's cost per kernel launch (perf-suite/micro; header_lookup and
-# phase_alias can also be built with nvcc on the GPU machine).
+# formats, phase_alias, the phased block format (aliased mappings, its lookup),
+# packed_index, the packed block index's division checked on the device for every
+# offset and field, and launch_rate, the host's cost per kernel launch (perf-suite/micro;
+# header_lookup and phase_alias can also be built with nvcc on the GPU machine).
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
 source "$CUSAFE_ROOT/scripts/lib/built.sh"
@@ -15,7 +16,7 @@ mkdir -p "$out"
 for bench in alloc_bench alloc_footprint; do
   "$CUSAFE_BIN/cusafe-clang++" --cusafe-no-instrument -O2 "$CUSAFE_ROOT/runtime-preload/tests/gpu/$bench.cu" -o "$out/$bench"
 done
-for micro in header_lookup phase_alias; do
+for micro in header_lookup phase_alias packed_index; do
   "$CUSAFE_BIN/cusafe-clang++" --cusafe-no-instrument -O3 "$CUSAFE_ROOT/perf-suite/micro/$micro.cu" -o "$out/$micro"
 done
 # The host's cost per launch: run launch_rate.plain, launch_rate.plain with the runtime
