@@ -14,7 +14,9 @@
 //! being added to its list in [`report`](crate::report).
 
 use crate::report::DeviceKind;
-use crate::{block, devheap as dh, pointer as pt, pseudo as ps, report as rep, rtpage as rt};
+use crate::{
+    block, devheap as dh, packed as pk, pointer as pt, pseudo as ps, report as rep, rtpage as rt,
+};
 
 /// The scalar constants C code uses, as (name after `CUSAFE_`, value).
 pub const SCALARS: &[(&str, u64)] = &[
@@ -52,6 +54,20 @@ pub const SCALARS: &[(&str, u64)] = &[
     ("FIRST_SLOTTED_CLASS", block::FIRST_SLOTTED_CLASS as u64),
     ("SLOT_SHIFT", block::SLOT_SHIFT as u64),
     ("HEADER_SLOTS", block::HEADER_SLOTS),
+    // Packed blocks (packed.rs): the step of class t is 1 << (t - FIRST_PACKED_CLASS +
+    // PACKED_FIRST_STEP_SHIFT).
+    ("FIRST_PACKED_CLASS", pk::FIRST_PACKED_CLASS as u64),
+    ("LAST_PACKED_CLASS", pk::LAST_PACKED_CLASS as u64),
+    (
+        "PACKED_FIRST_STEP_SHIFT",
+        pk::step_shift(pk::FIRST_PACKED_CLASS) as u64,
+    ),
+    ("PACKED_FIELD_SHIFT", pk::FIELD_SHIFT as u64),
+    ("PACKED_FIELD_MASK", pk::FIELD_MASK),
+    ("PACKED_POW2_FIELD", pk::POW2_FIELD as u64),
+    ("PACKED_SLAB_STEPS_SHIFT", pk::SLAB_STEPS_SHIFT as u64),
+    ("PACKED_UNDERFLOW", pk::UNDERFLOW),
+    ("PACKED_HEADER_GAP", pk::HEADER_GAP),
     // Local and shared pseudo-pointers (pseudo.rs).
     ("PSEUDO_BIT", ps::PSEUDO_BIT as u64),
     ("CLASS_SHIFT", ps::CLASS_SHIFT as u64),
@@ -183,6 +199,17 @@ mod tests {
             map["KIND_INVALID_FREE"],
             DeviceKind::DeviceInvalidFree as u64
         );
+    }
+
+    #[test]
+    fn packed_steps_follow_from_the_first() {
+        // C code computes a packed class's step from these two (fake_cudart.c).
+        let map = parsed();
+        for t in pk::FIRST_PACKED_CLASS..=pk::LAST_PACKED_CLASS {
+            let shift = u64::from(t) - map["FIRST_PACKED_CLASS"] + map["PACKED_FIRST_STEP_SHIFT"];
+            assert_eq!(shift, u64::from(pk::step_shift(t)), "class {t}");
+        }
+        assert_eq!(map["LAST_PACKED_CLASS"], u64::from(pk::LAST_PACKED_CLASS));
     }
 
     #[test]

@@ -218,7 +218,11 @@ mod tests {
             for x in 0..=(1u32 << SLAB_STEPS_SHIFT) {
                 let want = x.saturating_sub(1) / units;
                 for ulps in [-3, -2, -1, 0, 1, 2, 3] {
-                    assert_eq!(device_index(x, units, nudged(ulps)), want, "x {x} units {units} ulps {ulps}");
+                    assert_eq!(
+                        device_index(x, units, nudged(ulps)),
+                        want,
+                        "x {x} units {units} ulps {ulps}"
+                    );
                 }
             }
         }
@@ -231,7 +235,11 @@ mod tests {
         for off in (0..slab_bytes(t)).step_by(997) {
             let p = slab + off;
             let x = ((off + UNDERFLOW) >> step_shift(t)) as u32;
-            assert_eq!(block_index(p), device_index(x, f + 1, nudged(0)) as u64, "off {off}");
+            assert_eq!(
+                block_index(p),
+                device_index(x, f + 1, nudged(0)) as u64,
+                "off {off}"
+            );
         }
     }
 
@@ -245,7 +253,10 @@ mod tests {
         assert_eq!(tile_start(p - UNDERFLOW - 1), p - UNDERFLOW - extent(t, f));
         // One past the end of the largest payload is the tile's last byte.
         assert_eq!(tile_start(p + capacity(t, f)), p - UNDERFLOW);
-        assert_eq!(tile_start(p + capacity(t, f) + 1), p - UNDERFLOW + extent(t, f));
+        assert_eq!(
+            tile_start(p + capacity(t, f) + 1),
+            p - UNDERFLOW + extent(t, f)
+        );
         // The slab's first bytes belong to block 0.
         assert_eq!(block_index(slab), 0);
         assert!(is_packed(p) && !is_packed(sub_window_base(t, POW2_FIELD)));

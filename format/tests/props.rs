@@ -3,11 +3,11 @@
 //! sub-windows, slotted windows) and for power-of-two blocks.
 
 use cusafe_format::block::*;
-use cusafe_format::packed;
 use cusafe_format::devheap::{arena_va, MIN_CLASS};
 use cusafe_format::launch::{
     fits, fits_aligned, fits_index, index_bounds, launch_bounds, START_ALIGN,
 };
+use cusafe_format::packed;
 use cusafe_format::pointer::*;
 use cusafe_format::report::*;
 use proptest::prelude::*;
@@ -16,7 +16,10 @@ use proptest::prelude::*;
 /// sub-window, for a class with packed ones).
 fn block_at(t: u32, slot: u64) -> u64 {
     let (from, bytes) = if (packed::FIRST_PACKED_CLASS..=packed::LAST_PACKED_CLASS).contains(&t) {
-        (packed::sub_window_base(t, packed::POW2_FIELD), packed::SUB_WINDOW)
+        (
+            packed::sub_window_base(t, packed::POW2_FIELD),
+            packed::SUB_WINDOW,
+        )
     } else {
         (window_base(t), WINDOW_SIZE)
     };

@@ -6,7 +6,8 @@
 //!   and interior frees, stray pointers, blocks handed to other threads, and races
 //!   between threads freeing the same block). Checked on every operation, by a checker
 //!   thread while they run, and at the end: live blocks never overlap; each live
-//!   block's header decodes to its exact size and its pointer's tag names its class; no
+//!   block's header decodes to its exact size and its pointer's tag (and, for a packed
+//!   block, its sub-window field) names its class; no
 //!   address is handed out twice (freed slots stay quarantined); freed headers read 0;
 //!   the counters and the leak list agree with the model; everything freed leaves no
 //!   live block, no live byte and no physical memory beyond the caches; and the results
@@ -25,10 +26,11 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Barrier, Mutex, MutexGuard};
 
-use cusafe_format::block::{block_base, block_size, class_for, header_addr, payload};
+use cusafe_format::block::{block_base, header_addr, payload, slotted_class_for, tile_len};
+use cusafe_format::packed::{self, capacity, FIRST_PACKED_CLASS, LAST_PACKED_CLASS, POW2_FIELD};
 use cusafe_format::pointer::{is_cusafe, tag_of, POISON_MASK};
 use cusafe_rt::alloc::{
-    is_slab_class, AllocError, Allocator, BlockInfo, FreeError, HostBackend, MAX_CACHED_CHUNKS,
+    AllocError, Allocator, BlockInfo, FreeError, HostBackend, MAX_CACHED_CHUNKS,
 };
 use cusafe_rt::rng::Rng;
 use proptest::prelude::*;
@@ -47,12 +49,15 @@ enum Op {
     FreeShared(usize),
 }
 
-/// Sizes at and around powers of two and class limits (2^k - 257 is the largest payload
-/// of the class below 2^k), and random ones.
+/// Sizes at and around powers of two and class limits (the largest payload of a packed
+/// sub-window is its extent less 256; 2^k - 257 was the largest of a power-of-two
+/// block), and random ones.
 fn size() -> impl Strategy<Value = u64> {
     prop_oneof![
         3 => (4u32..=23, prop::sample::select(vec![-258i64, -257, -256, -255, -1, 0, 1, 2]))
             .prop_map(|(k, d)| ((1i64 << k) + d).max(0) as u64),
+        2 => (FIRST_PACKED_CLASS..=LAST_PACKED_CLASS, 0..POW2_FIELD, 0u64..=1)
+            .prop_map(|(t, f, d)| capacity(t, f) + d),
         2 => prop_oneof![Just(0u64), Just(1), Just(255), Just(256), Just(257)],
         4 => 1u64..20_000,
         1 => 20_000u64..(5 << 20),
@@ -123,11 +128,20 @@ struct World {
     dead: HashMap<u64, u64>,
     log: Vec<Entry>,
     last_id: u64,
-    classes: HashSet<u32>,
+    /// The packed sub-windows used, as (class, field).
+    sub_windows: HashSet<(u32, u32)>,
 }
 
 fn base_of(ptr: u64) -> u64 {
     block_base(ptr, tag_of(ptr))
+}
+
+/// Whether `ptr`'s tag (and, for a packed block, its field) is the one `size` gets.
+fn placed_right(size: u64, ptr: u64) -> bool {
+    match packed::class_for(size) {
+        Some((t, f)) => tag_of(ptr) == t && packed::is_packed(ptr) && packed::field_of(ptr) == f,
+        None => slotted_class_for(size) == Some(tag_of(ptr)),
+    }
 }
 
 fn outcome_of_alloc(r: &Result<BlockInfo, AllocError>) -> Outcome {
@@ -164,7 +178,7 @@ impl World {
             dead: HashMap::new(),
             log: Vec::new(),
             last_id: 0,
-            classes: HashSet::new(),
+            sub_windows: HashSet::new(),
         }
     }
 
@@ -188,14 +202,14 @@ impl World {
         let b = r.map_err(|e| format!("alloc({size}) failed: {e}"))?;
         let t = tag_of(b.ptr);
         let base = base_of(b.ptr);
-        let end = base + block_size(t);
+        let end = base + tile_len(b.ptr);
         let live = Live {
             ptr: b.ptr,
             size,
             id: b.id,
             end,
         };
-        if b.size != size || !is_cusafe(b.ptr) || Some(t) != class_for(size) {
+        if b.size != size || !is_cusafe(b.ptr) || !placed_right(size, b.ptr) {
             return Err(format!("alloc({size}) gave {b:?} (tag {t})"));
         }
         if payload(base) != b.ptr || b.ptr % 256 != 0 {
@@ -225,7 +239,9 @@ impl World {
             ));
         }
         self.last_id = b.id;
-        self.classes.insert(t);
+        if packed::is_packed(b.ptr) {
+            self.sub_windows.insert((t, packed::field_of(b.ptr)));
+        }
         self.live.insert(base, live);
         Ok(live)
     }
@@ -297,7 +313,7 @@ impl World {
             }
             prev_end = l.end;
             let header = self.a.backend().read_u64(header_addr(base));
-            if header != Some(l.size) || class_for(l.size) != Some(tag_of(l.ptr)) {
+            if header != Some(l.size) || !placed_right(l.size, l.ptr) {
                 return Err(format!("live {l:?}: header {header:?}"));
             }
         }
@@ -504,10 +520,10 @@ fn run_threads(threads: &[Vec<Op>]) -> Result<(), String> {
         return Err(format!("leak list not empty: {:?}", w.a.live_blocks()));
     }
     // Physical memory left: the tombstone, the header granules of slotted blocks, cached
-    // chunks, and the slab each slab class keeps filling.
-    let slab_classes = w.classes.iter().filter(|&&t| is_slab_class(t)).count();
+    // chunks, and in each packed sub-window used the granule that its slab's next block
+    // goes to.
     let handles = w.a.backend().live_handles();
-    let kept = 1 + stats.header_granules as usize + MAX_CACHED_CHUNKS + slab_classes;
+    let kept = 1 + stats.header_granules as usize + MAX_CACHED_CHUNKS + w.sub_windows.len();
     if handles > kept {
         return Err(format!(
             "{handles} physical allocations left (at most {kept} expected)"

@@ -16,14 +16,14 @@ fn a_second_device_gets_tagged_memory_on_itself_and_its_own_runtime_page() {
     assert_has(
         &r.stdout,
         &[
-            // 400 bytes: class 7, in a slab of device 1, header in-band.
-            "small tag=7 dev=1 header dev=1",
+            // 400 bytes: packed (class 13), in a slab of device 1, header in-band.
+            "small tag=13 dev=1 header dev=1",
             // 5 MiB: a slotted class, payload and header granule on device 1.
             "large tag=20 dev=1 header dev=1",
             // The launch on device 1 wrote device 1's page into the module there only.
             &format!("rtpage dev0=480000000000 dev1={DEVICE1_PAGE}"),
             // Freed from device 0's context without complaint; device 0 still tags.
-            "device 0 tag=7 dev=0",
+            "device 0 tag=13 dev=0",
         ],
     );
 }
@@ -69,7 +69,10 @@ fn a_device_without_vmm_passes_through_untagged_and_says_so_once() {
 fn without_peer_access_each_device_maps_its_blocks_for_itself() {
     let r = run_env(&["two_devices", "alloc"], "", &[("FAKE_CUDA_NO_PEER", "1")]);
     assert_eq!((r.code, r.stderr.as_str()), (0, ""), "{r:?}");
-    assert!(r.stdout.contains("small tag=7 dev=1 header dev=1"), "{r:?}");
+    assert!(
+        r.stdout.contains("small tag=13 dev=1 header dev=1"),
+        "{r:?}"
+    );
 }
 
 #[test]

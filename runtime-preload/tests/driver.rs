@@ -146,7 +146,7 @@ fn driver_allocations_and_launches_in_another_devices_primary_context_are_tagged
     for how in ROUTES {
         let r = run_driver_app(how, "other-device", true, "detect_leaks=1");
         assert_eq!((r.code, r.stderr.as_str()), (0, ""), "{how}: {r:?}");
-        assert!(r.stdout.contains("device 1 tag=6"), "{how}: {r:?}");
+        assert!(r.stdout.contains("device 1 tag=13"), "{how}: {r:?}");
         assert!(r.stdout.contains("device 0 tag="), "{how}: {r:?}");
         assert_eq!(r.stdout.matches("window ").count(), 2, "{how}: {r:?}");
     }

@@ -4,7 +4,7 @@
 mod common;
 use common::*;
 
-use cusafe_format::block::PREFIX;
+use cusafe_format::packed::HEADER_GAP;
 use cusafe_rt::alloc::{Allocator, FreeError, HostBackend};
 use cusafe_rt::report::host::free_report;
 use cusafe_rt::report::{text, Kind};
@@ -171,9 +171,9 @@ fn free_errors_become_reports() {
     assert!(text::render(&r, 1).contains("the 100-byte buffer #1 (freed)"));
     // The header stays zero and the block stays in the table as freed.
     assert_eq!(
-        a.backend().read_u64(b.ptr - PREFIX),
+        a.backend().read_u64(b.ptr - HEADER_GAP),
         Some(0),
-        "a slab block's header"
+        "a packed block's header"
     );
     assert!(a.table().lookup(b.ptr).unwrap().freed);
 }

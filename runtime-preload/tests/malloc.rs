@@ -18,7 +18,7 @@ fn headers_hold_exact_sizes_and_zero_after_free() {
     assert_has(
         &r.stdout,
         &[
-            "tag=7 h400=400 h3m=3145728 h5g=5368709120 pitch=512 hpitch=5120 pitch3d=512 h3d=15360 x=100 y=10",
+            "tag=13 h400=400 h3m=3145728 h5g=5368709120 pitch=512 hpitch=5120 pitch3d=512 h3d=15360 x=100 y=10",
             "freed h400=0 h3m=0 h5g=0",
         ],
     );
@@ -28,7 +28,7 @@ fn headers_hold_exact_sizes_and_zero_after_free() {
 fn linked_before_cudart_works_like_preload() {
     let r = run_linked(&["header"], "");
     assert_eq!(r.code, 0, "{r:?}");
-    assert_has(&r.stdout, &["tag=7 h400=400", "freed h400=0"]);
+    assert_has(&r.stdout, &["tag=13 h400=400", "freed h400=0"]);
 }
 
 #[test]
@@ -46,7 +46,7 @@ fn another_device_gets_tagged_memory_silently() {
     // Devices that cannot be served are tested in devices.rs.
     let r = run(&["other_device"], "");
     assert_eq!((r.code, r.stderr.as_str()), (0, ""), "{r:?}");
-    assert_eq!(r.stdout, "tag=7\n");
+    assert_eq!(r.stdout, "tag=13\n");
 }
 
 #[test]
@@ -168,7 +168,7 @@ fn after_cuda_device_reset_allocations_are_tagged_again_and_only_later_blocks_le
     // after (leaks: the runtime set its windows up again at the next allocation).
     let r = run(&["reset"], "");
     assert_eq!(r.code, 1, "{r:?}");
-    assert_eq!(r.stdout, "before=7 after=7\n", "{r:?}");
+    assert_eq!(r.stdout, "before=13 after=13\n", "{r:?}");
     assert!(!r.stderr.contains("warning"), "{r:?}");
     assert_eq!(r.stderr.matches("ERROR: cusafe: leak").count(), 2, "{r:?}");
     assert!(!r.stderr.contains("buffer #1 "), "{r:?}");

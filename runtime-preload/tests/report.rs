@@ -1,5 +1,6 @@
 //! Record → report text and JSON (golden strings), host reports, call-site filtering.
 
+use cusafe_format::packed::{self, slab_bytes, sub_window_base, UNDERFLOW};
 use cusafe_format::report::{
     DeviceKind, Record, ACCESS_RANGE, ACCESS_WRITE, NO_HEADER, OBJECT_DYNAMIC_SHARED,
     OBJECT_GLOBAL_VAR, OBJECT_LOCAL, OBJECT_SHARED,
@@ -10,9 +11,18 @@ use cusafe_rt::report::refine::refine;
 use cusafe_rt::report::site::{parse, program_frames, render_frames, Frame};
 use cusafe_rt::report::{json, text, Kind};
 
-/// Block base of the test buffer: a slot of window 7 (1 KiB blocks).
-const BASE: u64 = 0x0000_0e00_0040_0000;
-const PTR: u64 = BASE + 256;
+/// The test buffer's payload: the first block of the second slab of packed sub-window
+/// (13, 2), where the allocator puts 400 bytes (768-byte blocks).
+const PTR: u64 = sub_window_base(13, 2) + slab_bytes(13) + 256;
+/// Its key in the block table (its tile start).
+const BASE: u64 = PTR - UNDERFLOW;
+
+#[test]
+fn the_test_buffer_is_where_the_allocator_puts_400_bytes() {
+    assert_eq!(packed::class_for(400), Some((13, 2)));
+    assert_eq!(cusafe_format::block::block_base(PTR + 399, 13), BASE);
+    assert_eq!(PTR, 0x0000_1a04_0040_0100);
+}
 
 fn table(freed: bool) -> BlockTable {
     let mut t = BlockTable::default();
@@ -52,9 +62,9 @@ fn record(kind: DeviceKind, addr: u64, root: u64, header: u64, flags: u32) -> Re
 const HEAP_OVERFLOW: &str = "\
 =================================================================
 ==4242==ERROR: cusafe: heap-buffer-overflow in kernel add_one(int*, int) at vec.cu:12:5
-WRITE of size 4 at 0x00000e0000400290 by thread (100,0,0) in block (0,2,0)
-0x00000e0000400290 is 0 bytes after the end of the 400-byte buffer #3 (live)
-buffer #3: 400 bytes at [0x00000e0000400100, 0x00000e0000400290), live; the address is at offset 400 from its start
+WRITE of size 4 at 0x00001a0400400290 by thread (100,0,0) in block (0,2,0)
+0x00001a0400400290 is 0 bytes after the end of the 400-byte buffer #3 (live)
+buffer #3: 400 bytes at [0x00001a0400400100, 0x00001a0400400290), live; the address is at offset 400 from its start
   allocated at: unknown (set CUSAFE_OPTIONS=alloc_backtrace=1 to record it)
 HINT: the access is outside the buffer: check the index and the launch geometry against the buffer's element count
 SUMMARY: cusafe: heap-buffer-overflow in kernel add_one(int*, int) at vec.cu:12:5
@@ -73,9 +83,9 @@ fn heap_overflow_text() {
 const USE_AFTER_FREE: &str = "\
 =================================================================
 ==7==ERROR: cusafe: use-after-free in kernel add_one(int*, int) at vec.cu:12:5
-READ of size 4 at 0x00000e0000400110 by thread (100,0,0) in block (0,2,0)
-0x00000e0000400110 is at offset 16 inside the 400-byte buffer #3 (freed)
-buffer #3: 400 bytes at [0x00000e0000400100, 0x00000e0000400290), freed; the address is at offset 16 from its start
+READ of size 4 at 0x00001a0400400110 by thread (100,0,0) in block (0,2,0)
+0x00001a0400400110 is at offset 16 inside the 400-byte buffer #3 (freed)
+buffer #3: 400 bytes at [0x00001a0400400100, 0x00001a0400400290), freed; the address is at offset 16 from its start
   allocated at: unknown (set CUSAFE_OPTIONS=alloc_backtrace=1 to record it)
 HINT: the buffer was freed before this use: free it only after the last kernel or copy that uses it, and drop stale copies of the pointer
 SUMMARY: cusafe: use-after-free in kernel add_one(int*, int) at vec.cu:12:5
@@ -130,7 +140,7 @@ fn refinement_of_every_device_kind() {
     assert_eq!(r.buffer.as_ref().unwrap().offset, 5000);
     assert_eq!(
         r.detail,
-        "the pointer left its buffer; 0x00000e0000401488 is 4600 bytes after the end of the 400-byte buffer #3 (live), the nearest buffer"
+        "the pointer left its buffer; 0x00001a0400401488 is 4600 bytes after the end of the 400-byte buffer #3 (live), the nearest buffer"
     );
     let foreign = 0x7f26_8be0_0400;
     assert_eq!(
@@ -189,12 +199,13 @@ fn object_overflows_take_their_kind_from_the_space_and_name_the_object() {
 #[test]
 fn a_jump_into_another_buffer_names_both() {
     let mut t = table(false);
-    let other = BASE + 0x4000;
+    // Block 21 of the slab.
+    let other = BASE + 21 * 768;
     t.insert(
         other,
         BlockInfo {
             id: 4,
-            ptr: other + 256,
+            ptr: other + UNDERFLOW,
             size: 400,
             freed: false,
             device: 0,
@@ -203,14 +214,14 @@ fn a_jump_into_another_buffer_names_both() {
         },
     );
     let r = refine(
-        &record(DeviceKind::OutOfBounds, other + 256 + 20, PTR, 400, 0),
+        &record(DeviceKind::OutOfBounds, other + UNDERFLOW + 20, PTR, 400, 0),
         &t,
     );
     assert_eq!(r.kind, Kind::HeapBufferOverflow);
     assert_eq!(r.buffer.as_ref().unwrap().block.id, 3);
     assert_eq!(
         r.detail,
-        "0x00000e0000404114 is 16004 bytes after the end of the 400-byte buffer #3 (live), inside the 400-byte buffer #4 (live)"
+        "0x00001a0400404014 is 15748 bytes after the end of the 400-byte buffer #3 (live), inside the 400-byte buffer #4 (live)"
     );
 }
 
@@ -225,7 +236,7 @@ fn unknown_location_and_range_access() {
         "{t}"
     );
     assert!(
-        t.contains("READ of range of 20 bytes at 0x00000e0000400286"),
+        t.contains("READ of range of 20 bytes at 0x00001a0400400286"),
         "{t}"
     );
     assert!(
@@ -234,7 +245,7 @@ fn unknown_location_and_range_access() {
     );
 }
 
-const JSON: &str = r#"{"access":{"atomic":false,"range":false,"size":4,"write":true},"address":"0x00000e0000400290","api":null,"block":[0,2,0],"buffer":{"alloc_site":null,"device":0,"free_site":null,"freed":false,"id":3,"offset":400,"ptr":"0x00000e0000400100","size":400},"call_site":null,"col":5,"detail":"0x00000e0000400290 is 0 bytes after the end of the 400-byte buffer #3 (live)","device":null,"file":"vec.cu","hint":"the access is outside the buffer: check the index and the launch geometry against the buffer's element count","kernel":"add_one(int*, int)","kind":"heap-buffer-overflow","line":12,"operand":null,"pid":4242,"thread":[100,0,0],"where":"device"}
+const JSON: &str = r#"{"access":{"atomic":false,"range":false,"size":4,"write":true},"address":"0x00001a0400400290","api":null,"block":[0,2,0],"buffer":{"alloc_site":null,"device":0,"free_site":null,"freed":false,"id":3,"offset":400,"ptr":"0x00001a0400400100","size":400},"call_site":null,"col":5,"detail":"0x00001a0400400290 is 0 bytes after the end of the 400-byte buffer #3 (live)","device":null,"file":"vec.cu","hint":"the access is outside the buffer: check the index and the launch geometry against the buffer's element count","kernel":"add_one(int*, int)","kind":"heap-buffer-overflow","line":12,"operand":null,"pid":4242,"thread":[100,0,0],"where":"device"}
 "#;
 
 #[test]
@@ -249,8 +260,8 @@ fn heap_overflow_json() {
 const DOUBLE_FREE: &str = "\
 =================================================================
 ==9==ERROR: cusafe: double-free in cudaFree
-0x00000e0000400100 is the 400-byte buffer #3 (freed)
-buffer #3: 400 bytes at [0x00000e0000400100, 0x00000e0000400290), freed; the address is at offset 0 from its start
+0x00001a0400400100 is the 400-byte buffer #3 (freed)
+buffer #3: 400 bytes at [0x00001a0400400100, 0x00001a0400400290), freed; the address is at offset 0 from its start
   allocated at: unknown (set CUSAFE_OPTIONS=alloc_backtrace=1 to record it)
 HINT: the buffer was already freed: free each allocation exactly once (reset the pointer after cudaFree, free or delete)
 SUMMARY: cusafe: double-free in cudaFree

@@ -98,6 +98,15 @@ impl HostBackend {
         self.mappings.len()
     }
 
+    /// The mappings that start in `[start, end)`, as (address, bytes, access), lowest
+    /// first.
+    pub fn mappings_in(&self, start: u64, end: u64) -> Vec<(u64, u64, Access)> {
+        self.mappings
+            .range(start..end)
+            .map(|(&va, m)| (va, m.bytes, m.access))
+            .collect()
+    }
+
     /// Whether `va` is mapped.
     pub fn is_mapped(&self, va: u64) -> bool {
         self.resolve(va).is_some()

@@ -1,15 +1,17 @@
 //! The table of blocks: every live block and the most recently freed ones, keyed by
-//! block base (the header address), so that any address inside a block finds it.
+//! block base (`block::block_base`: a slotted block's base, a packed block's tile
+//! start, 255 bytes below its payload), so that any address inside a block finds it.
 
 use std::backtrace::Backtrace;
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use cusafe_format::block::{block_base, block_size};
+use cusafe_format::block::{block_base, tile_len};
+use cusafe_format::packed::{self, FIRST_PACKED_CLASS, LAST_PACKED_CLASS};
 use cusafe_format::pointer::{is_cusafe, tag_of, POISON_MASK};
 use rustc_hash::FxHashMap;
 
-/// How far (in blocks) [`BlockTable::nearest`] looks.
+/// How far (in blocks or tiles) [`BlockTable::nearest`] looks.
 pub const NEAREST_SPAN: u64 = 64;
 
 /// How many freed blocks the table remembers for use-after-free reports.
@@ -98,22 +100,32 @@ impl BlockTable {
     }
 
     /// For a pointer that left its buffer: the block containing `addr` or else the
-    /// nearest block of the same class within [`NEAREST_SPAN`] blocks (below first at
-    /// equal distance), poison bit ignored.
+    /// nearest block of the same sub-window within [`NEAREST_SPAN`] blocks or tiles
+    /// (below first at equal distance), poison bit ignored. It steps by
+    /// `block::tile_len(addr)`: the block size, or a packed block's extent, and then
+    /// looks up the block whose tile holds the address reached, so that among packed
+    /// blocks it finds the neighbours in the slab and in the slabs next to it. Candidates
+    /// must have the tag of `addr` and, in the packed classes' windows, its field: blocks
+    /// of another size are never named.
     pub fn nearest(&self, addr: u64) -> Option<&BlockInfo> {
         let a = addr & !POISON_MASK;
         if !is_cusafe(a) {
             return None;
         }
         let t = tag_of(a);
-        let (base, bs) = (block_base(a, t), block_size(t));
+        let same = |b: u64| {
+            tag_of(b) == t
+                && (!(FIRST_PACKED_CLASS..=LAST_PACKED_CLASS).contains(&t)
+                    || packed::field_of(b) == packed::field_of(a))
+        };
+        let (base, len) = (block_base(a, t), tile_len(a));
         (0..=NEAREST_SPAN).find_map(|k| {
-            let below = base.checked_sub(k * bs).filter(|b| tag_of(*b) == t);
-            let above = base.checked_add(k * bs).filter(|b| tag_of(*b) == t);
+            let below = base.checked_sub(k * len).filter(|&b| same(b));
+            let above = base.checked_add(k * len).filter(|&b| same(b));
             [below, above]
                 .into_iter()
                 .flatten()
-                .find_map(|b| self.blocks.get(&b))
+                .find_map(|b| self.blocks.get(&block_base(b, t)))
         })
     }
 

@@ -3,8 +3,8 @@
 //! with a report; everything else goes to the real free, and a pointer it refuses as
 //! invalid is reported as an invalid free. Like the real one, it waits for the device
 //! when a kernel was launched since the last device-wide sync, so a kernel still using
-//! the buffer finishes before its header is zeroed; unmapping (retired slabs, large
-//! blocks) always waits (in the VMM backend). While a stream capture is in progress a
+//! the buffer finishes before its header is zeroed; unmapping (retired granules of
+//! packed slabs, slotted blocks) always waits (in the VMM backend). While a stream capture is in progress a
 //! device-wide wait would break it: the free is checked, then deferred
 //! (`runtime/capture.rs`).
 

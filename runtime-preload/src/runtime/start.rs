@@ -155,7 +155,7 @@ impl Runtime {
             } else {
                 format!(
                     "windows {missing:?} in use by the process (AddressSanitizer's shadow?), \
-                     their sizes take the next class"
+                     device-heap sizes of those classes take the next class"
                 )
             };
             self.sink.message(&format!(
