@@ -118,6 +118,17 @@ pub const fn class_for(size: u64) -> Option<(u32, u32)> {
     None
 }
 
+/// Every packed sub-window that holds `size` bytes: of each tag from the first, the
+/// least extent that holds it first; [`class_for`]'s sub-window comes first. Where the
+/// allocator looks when a sub-window has no slab slot left.
+pub fn holding(size: u64) -> impl Iterator<Item = (u32, u32)> {
+    let need = size.saturating_add(UNDERFLOW + 1);
+    (FIRST_PACKED_CLASS..=LAST_PACKED_CLASS).flat_map(move |t| {
+        let units = need.div_ceil(1 << step_shift(t));
+        (units..=POW2_FIELD as u64).map(move |u| (t, u as u32 - 1))
+    })
+}
+
 /// Blocks in one slab of sub-window `(t, f)`: those whose span (header to the next
 /// header) ends inside the slab.
 pub const fn slab_blocks(t: u32, f: u32) -> u64 {
@@ -185,6 +196,26 @@ mod tests {
         assert_eq!(class_for(last), Some((18, 254)));
         assert_eq!(class_for(last + 1), None);
         assert_eq!(class_for(u64::MAX), None);
+    }
+
+    #[test]
+    fn holding_starts_at_the_class_and_every_one_holds() {
+        for size in [
+            0,
+            1,
+            4096,
+            65024,
+            65025,
+            1 << 20,
+            capacity(LAST_PACKED_CLASS, 254),
+        ] {
+            let all: Vec<_> = holding(size).collect();
+            assert_eq!(all.first().copied(), class_for(size), "size {size}");
+            assert!(all
+                .iter()
+                .all(|&(t, f)| capacity(t, f) >= size && f < POW2_FIELD));
+        }
+        assert_eq!(holding(capacity(LAST_PACKED_CLASS, 254) + 1).count(), 0);
     }
 
     #[test]

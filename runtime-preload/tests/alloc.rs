@@ -470,6 +470,37 @@ fn a_full_window_reuses_the_oldest_freed_slot() {
     assert_eq!(a.window(t).unused(), 0);
 }
 
+#[test]
+fn a_full_sub_window_sends_blocks_to_the_next_one_that_holds_them() {
+    let mut a = allocator();
+    // Sub-window (18, 200): 64 slabs of 128 MiB, 81 blocks each.
+    let (t, f) = (LAST_PACKED_CLASS, 200);
+    let size = capacity(t, f);
+    assert_eq!(packed::class_for(size), Some((t, f)));
+    let n = (SUB_WINDOW / slab_bytes(t)) * slab_blocks(t, f);
+    assert_eq!(n, 64 * 81);
+    let blocks: Vec<_> = (0..n).map(|_| a.alloc(size, None, 0).unwrap()).collect();
+    assert!(blocks
+        .iter()
+        .all(|b| tag_of(b.ptr) == t && field_of(b.ptr) == f));
+    assert_eq!(a.sub_window(t, f).unwrap().unused(), 0);
+    // The next one takes the next field: a larger extent, the same exact size.
+    let next = a.alloc(size, None, 0).unwrap();
+    assert_eq!((tag_of(next.ptr), field_of(next.ptr)), (t, f + 1));
+    assert_eq!(a.table().lookup(next.ptr).unwrap().size, size);
+    // The largest packed size has no other sub-window: once its own is full, it takes a
+    // slotted block.
+    let (t, f) = (LAST_PACKED_CLASS, POW2_FIELD - 1);
+    let size = capacity(t, f);
+    let n = (SUB_WINDOW / slab_bytes(t)) * slab_blocks(t, f);
+    for _ in 0..n {
+        assert_eq!(field_of(a.alloc(size, None, 0).unwrap().ptr), f);
+    }
+    let slotted = a.alloc(size, None, 0).unwrap();
+    assert_eq!(Some(tag_of(slotted.ptr)), slotted_class_for(size));
+    assert!(!is_packed(slotted.ptr));
+}
+
 /// Allocates `size`-byte blocks until one maps a second granule of its slab; returns
 /// them all (the last one is the first whose span reaches granule 1).
 fn up_to_granule_one(a: &mut Allocator<HostBackend>, size: u64) -> Vec<BlockInfo> {

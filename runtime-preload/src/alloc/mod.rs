@@ -8,7 +8,9 @@
 //!   one-past-the-end pointer). The blocks come from *slabs* of 4 .. 128 MiB, each at a
 //!   random never-used slab slot of its sub-window, bump-allocated and never handed out
 //!   twice (`slab.rs`). The pointer carries the tag and the field, so the device finds
-//!   the header from the pointer alone.
+//!   the header from the pointer alone. When every slab slot of the sub-window holds a
+//!   live block, the block goes to the next sub-window that holds it
+//!   (`packed::holding`: a larger extent), else to a slotted block.
 //! * A slab's physical memory is mapped lazily, one 2 MiB chunk per granule, when the
 //!   first block whose *span* (its header to the next block's header) touches the
 //!   granule is allocated; the headers of the later blocks in that granule are zeroed
@@ -369,13 +371,7 @@ impl<B: Backend> Allocator<B> {
         site: Option<Arc<Backtrace>>,
         device: i32,
     ) -> Result<BlockInfo, AllocError> {
-        let base = match packed::class_for(size) {
-            Some((t, f)) => self.alloc_packed(t, f, size, device)?,
-            None => {
-                let t = slotted_class_for(size).ok_or(AllocError::TooLarge(size))?;
-                self.alloc_large(t, size, device)?
-            }
-        };
+        let base = self.alloc_anywhere(size, device)?;
         let info = BlockInfo {
             id: self.next_id,
             ptr: payload(base),
@@ -391,6 +387,31 @@ impl<B: Backend> Allocator<B> {
         self.stats.live_bytes += size;
         self.stats.peak_live_bytes = self.stats.peak_live_bytes.max(self.stats.live_bytes);
         Ok(info)
+    }
+
+    /// A block for `size` bytes: in its packed sub-window (`packed::class_for`), or, when
+    /// every slab slot there holds a live block, the next packed sub-window that holds
+    /// the size (`packed::holding`: a larger extent, still exact bounds), else a slotted
+    /// block. Returns its key.
+    fn alloc_anywhere(&mut self, size: u64, device: i32) -> Result<u64, AllocError> {
+        let mut full = None;
+        for (t, f) in packed::holding(size) {
+            match self.alloc_packed(t, f, size, device) {
+                Err(e @ AllocError::OutOfAddressSpace { .. }) => {
+                    full.get_or_insert(e);
+                }
+                other => return other,
+            }
+        }
+        match slotted_class_for(size) {
+            Some(t) => match self.alloc_large(t, size, device) {
+                Err(AllocError::OutOfAddressSpace { .. }) if full.is_some() => {
+                    Err(full.expect("checked"))
+                }
+                other => other,
+            },
+            None => Err(AllocError::TooLarge(size)),
+        }
     }
 
     /// Whether [`Allocator::free`] would accept `ptr`, without freeing anything: the live
