@@ -4,14 +4,17 @@
 //! address of checked accesses, by further GEPs or by comparisons need no rule: those
 //! accesses are checked against the root's block directly (see `classify`).
 
-use crate::classify::{decide, op_of, root_of, Decision};
-use crate::ir::{callee, is_intrinsic, opcode, uses, Ir, AS_CONST, AS_SHARED};
+use crate::classify::{decide, never_tagged, pointer_root, Decision};
+use crate::ir::{callee, is_intrinsic, opcode, uses, Ir};
 use cusafe_format::pointer::{MAX_TAG, MIN_TAG, POISON_MASK, TAG_MASK, TAG_SHIFT};
 use inkwell::basic_block::BasicBlock;
-use inkwell::values::{BasicValueEnum, InstructionValue, IntValue, PointerValue};
+use inkwell::types::IntType;
+use inkwell::values::{
+    BasicValueEnum, FunctionValue, InstructionValue, IntValue, PhiValue, PointerValue,
+};
 use inkwell::IntPredicate;
 use llvm_sys::LLVMOpcode;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 /// A GEP whose result escapes, with the uses that must see the poisoned value.
 pub struct Escape<'ctx> {
@@ -35,35 +38,6 @@ pub fn is_safe_use(user: InstructionValue, idx: u32) -> bool {
         Some(LLVMOpcode::LLVMCall) => callee(user).is_some_and(is_intrinsic),
         _ => false,
     }
-}
-
-/// Whether `root` can only be a shared or constant address seen through the generic
-/// space: it is one (after casts and GEPs), or a phi or select of such values and of
-/// itself (a pointer stepping through a `__shared__` array). Such a pointer never
-/// carries a tag (escaping `__shared__` arrays became pseudo-pointers before the rule
-/// runs), so the rule could never poison through it.
-fn never_tagged(root: PointerValue) -> bool {
-    let mut seen = HashSet::new();
-    let mut work: Vec<BasicValueEnum> = vec![root.into()];
-    while let Some(v) = work.pop() {
-        let v = root_of(v);
-        if !seen.insert(v) {
-            continue;
-        }
-        if seen.len() > 64 {
-            return false;
-        }
-        if matches!(crate::sys::addr_space(v), Some(AS_SHARED | AS_CONST)) {
-            continue;
-        }
-        let incoming = match op_of(v) {
-            Some(LLVMOpcode::LLVMPHI) => 0..crate::sys::num_operands(v),
-            Some(LLVMOpcode::LLVMSelect) => 1..3,
-            _ => return false,
-        };
-        work.extend(incoming.filter_map(|i| crate::sys::operand(v, i)));
-    }
-    true
 }
 
 /// Finds the GEPs of a function that need the rule.
@@ -99,8 +73,9 @@ pub fn collect<'ctx>(ir: &Ir, insts: &[InstructionValue<'ctx>]) -> Vec<Escape<'c
 }
 
 /// The root-side half of the rule, built once per root right after its definition
-/// (at the entry for an argument, after the phis for a phi), so that a loop's escaping
-/// GEPs of a root defined outside it pay only the compare.
+/// (at the entry for an argument), so that a loop's escaping GEPs of a root defined
+/// outside it pay only the compare. A phi's comes from its incoming values' roots
+/// through phis of the same shape (`phi_side`).
 #[derive(Clone, Copy)]
 struct RootSide<'ctx> {
     /// Whether the root has a cusafe tag (`i1`).
@@ -115,32 +90,99 @@ struct RootSide<'ctx> {
 /// Applies the rule to every escaping GEP of a function: emits the test after each and
 /// points its escaping uses at `gep i8, g, (poison ? 1 << 63 : 0)`.
 pub fn instrument<'ctx>(ir: &Ir<'ctx>, escapes: &[Escape<'ctx>]) {
-    let mut sides: HashMap<PointerValue<'ctx>, RootSide<'ctx>> = HashMap::new();
+    let mut sides = HashMap::new();
     for e in escapes {
-        let side = *sides.entry(e.root).or_insert_with(|| root_side(ir, e));
+        let gep = e.gep.as_instruction().expect("a GEP instruction");
+        let func = gep.get_parent().and_then(|bb| bb.get_parent());
+        let side = side_of(ir, func.expect("a GEP in a function"), e.root, &mut sides);
         instrument_one(ir, e, &side);
     }
 }
 
-/// Builds the root side of `e`'s rule after its root's definition.
-fn root_side<'ctx>(ir: &Ir<'ctx>, e: &Escape<'ctx>) -> RootSide<'ctx> {
-    use IntPredicate::*;
-    let gep = e.gep.as_instruction().expect("a GEP instruction");
-    let at = match e.root.as_instruction() {
-        Some(def) if opcode(def) == Some(LLVMOpcode::LLVMPHI) => {
-            first_non_phi(def.get_parent().expect("a phi in a block"))
-        }
+/// The root side of `root` in `func`, built on first use.
+fn side_of<'ctx>(
+    ir: &Ir<'ctx>,
+    func: FunctionValue<'ctx>,
+    root: PointerValue<'ctx>,
+    sides: &mut HashMap<PointerValue<'ctx>, RootSide<'ctx>>,
+) -> RootSide<'ctx> {
+    if let Some(&side) = sides.get(&root) {
+        return side;
+    }
+    if let Some(phi) = root
+        .as_instruction()
+        .and_then(|i| PhiValue::try_from(i).ok())
+    {
+        return phi_side(ir, func, root, phi, sides);
+    }
+    let at = match root.as_instruction() {
         Some(def) => def
             .get_next_instruction()
             .expect("a pointer is no terminator"),
-        None => {
-            let func = gep.get_parent().and_then(|bb| bb.get_parent());
-            let entry = func.and_then(|f| f.get_first_basic_block());
-            first_non_phi(entry.expect("a function with a body"))
-        }
+        None => first_non_phi(
+            func.get_first_basic_block()
+                .expect("a function with a body"),
+        ),
     };
     ir.at(at);
-    let ri = ir.to_int(e.root);
+    let ri = ir.to_int(root);
+    let side = computed(ir, ri);
+    sides.insert(root, side);
+    side
+}
+
+/// The root side of a pointer phi, without computing a block per trip: a phi's value is
+/// one of its incoming values, each a GEP chain over some root `r` (or the phi itself)
+/// that the rule keeps in `r`'s block or tile or poisons. So the phi's block or tile is
+/// its incoming root's, carried by phis of the tag test and the tile (a root that can
+/// only be a shared or constant address: never tagged); whether it is poisoned is
+/// read from its own value.
+fn phi_side<'ctx>(
+    ir: &Ir<'ctx>,
+    func: FunctionValue<'ctx>,
+    root: PointerValue<'ctx>,
+    phi: PhiValue<'ctx>,
+    sides: &mut HashMap<PointerValue<'ctx>, RootSide<'ctx>>,
+) -> RootSide<'ctx> {
+    let bb = phi.as_instruction().get_parent().expect("a phi in a block");
+    ir.at(first_non_phi(bb));
+    let new_phi = |ty: IntType<'ctx>, name: &str| ir.b.build_phi(ty, name).expect("positioned");
+    let in_range = new_phi(ir.ctx.bool_type(), "cusafe.tile.in");
+    let lo = new_phi(ir.i64, "cusafe.tile.lo");
+    let len = new_phi(ir.i64, "cusafe.tile.len");
+    ir.at(first_non_phi(bb));
+    let poisoned = ir.icmp(IntPredicate::SLT, ir.to_int(root), ir.c64(0));
+    let side = RootSide {
+        in_range: in_range.as_basic_value().into_int_value(),
+        poisoned,
+        lo: lo.as_basic_value().into_int_value(),
+        len: len.as_basic_value().into_int_value(),
+    };
+    sides.insert(root, side);
+    let untagged = RootSide {
+        in_range: ir.ctx.bool_type().const_zero(),
+        poisoned,
+        lo: ir.c64(0),
+        len: ir.c64(u64::MAX),
+    };
+    for i in 0..phi.count_incoming() {
+        let (v, from) = phi.get_incoming(i).expect("an incoming value");
+        let r = pointer_root(v.into_pointer_value());
+        let s = if never_tagged(r) {
+            untagged
+        } else {
+            side_of(ir, func, r, sides)
+        };
+        in_range.add_incoming(&[(&s.in_range, from)]);
+        lo.add_incoming(&[(&s.lo, from)]);
+        len.add_incoming(&[(&s.len, from)]);
+    }
+    side
+}
+
+/// The root side of the root `ri` (as an integer), at the builder's position.
+fn computed<'ctx>(ir: &Ir<'ctx>, ri: IntValue<'ctx>) -> RootSide<'ctx> {
+    use IntPredicate::*;
     let t = ir.and(ir.lshr(ri, ir.c64(TAG_SHIFT.into())), ir.c64(TAG_MASK));
     let in_range = ir.icmp(
         ULT,

@@ -1065,7 +1065,9 @@ impl<'ctx> Checker<'ctx> {
     ///   high bits) fails; the host names those from the address.
     ///
     /// A kernel parameter with a launch-time window (`crate::launch`) takes it from its
-    /// hidden parameters instead: the runtime worked out the same values at launch.
+    /// hidden parameters instead: the runtime worked out the same values at launch. A
+    /// root that can only be a shared or constant address
+    /// ([`crate::classify::never_tagged`]) takes the foreign window as constants.
     fn root_part(&self, ir: &Ir<'ctx>, root: PointerValue<'ctx>) -> RootPart<'ctx> {
         use IntPredicate::*;
         if let Some(w) = self
@@ -1073,6 +1075,15 @@ impl<'ctx> Checker<'ctx> {
             .get(&crate::classify::strip_pointer_casts(root))
         {
             return *w;
+        }
+        if crate::classify::never_tagged(root) {
+            // A shared or constant address (through phis and selects): no tag, no
+            // header; the foreign window, as the computation below would give.
+            let (start, limit) = FOREIGN_WINDOW;
+            return RootPart {
+                start: ir.c64(start),
+                limit: ir.c64(limit),
+            };
         }
         let ri = ir.to_int(root);
         let t = ir.lshr(ri, ir.c64(TAG_SHIFT.into()));

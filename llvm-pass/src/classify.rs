@@ -354,6 +354,36 @@ pub fn decide<'ctx>(ir: &Ir, addr: PointerValue<'ctx>, len: Option<u64>) -> Deci
     }
 }
 
+/// Whether `root` can only be a shared or constant address seen through the generic
+/// space: it is one (after casts and GEPs), or a phi or select of such values and of
+/// itself (a pointer stepping through a `__shared__` array). Such a pointer never
+/// carries a tag (escaping `__shared__` arrays became pseudo-pointers before the rule
+/// runs), so neither the pointer-arithmetic rule nor a header can
+/// apply to it: its checks take the foreign window.
+pub fn never_tagged(root: PointerValue) -> bool {
+    let mut seen = HashSet::new();
+    let mut work: Vec<BasicValueEnum> = vec![root.into()];
+    while let Some(v) = work.pop() {
+        let v = root_of(v);
+        if !seen.insert(v) {
+            continue;
+        }
+        if seen.len() > 64 {
+            return false;
+        }
+        if matches!(addr_space(v), Some(AS_SHARED | AS_CONST)) {
+            continue;
+        }
+        let incoming = match op_of(v) {
+            Some(LLVMOpcode::LLVMPHI) => 0..num_operands(v),
+            Some(LLVMOpcode::LLVMSelect) => 1..3,
+            _ => return false,
+        };
+        work.extend(incoming.filter_map(|i| operand(v, i)));
+    }
+    true
+}
+
 /// Whether the root of a heap check may hold a pseudo-pointer (`format::pseudo`) at run
 /// time, in a module where escaping locals or `__shared__` arrays make them. Values the
 /// host passed in cannot: a kernel's pointer arguments and pointers loaded from a

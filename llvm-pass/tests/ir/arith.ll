@@ -69,4 +69,34 @@ exit:
 ; CHECK-LABEL: define void @walk(
 ; CHECK-NOT: cusafe.arith
 ; CHECK: ret void
-; STATS: 3 arithmetic rules
+; STATS-DAG: 3 arithmetic rules
+
+; A pointer stepping through a buffer in a loop (a phi of the argument and of its own
+; GEP, stored every trip): its block or tile is the argument's, carried by phis, so the
+; loop computes no block (no division) per trip.
+define void @bump(ptr %a, ptr %out, i64 %n) {
+entry:
+  br label %loop
+loop:
+  %p = phi ptr [ %a, %entry ], [ %next, %loop ]
+  %i = phi i64 [ 0, %entry ], [ %i1, %loop ]
+  %next = getelementptr inbounds float, ptr %p, i64 1
+  store ptr %next, ptr %out, align 8
+  %i1 = add i64 %i, 1
+  %done = icmp eq i64 %i1, %n
+  br i1 %done, label %exit, label %loop
+exit:
+  ret void
+}
+; CHECK-LABEL: define void @bump(
+; CHECK: entry:
+; CHECK: [[LO0:%.*]] = select i1 {{%.*}}, i64 {{%.*}}, i64 {{%.*}}
+; CHECK: [[LEN0:%.*]] = select i1 {{%.*}}, i64 {{%.*}}, i64 {{%.*}}
+; CHECK: loop:
+; CHECK: %cusafe.tile.in = phi i1 [ {{%.*}}, %{{.*}} ], [ %cusafe.tile.in, %{{.*}} ]
+; CHECK-NEXT: %cusafe.tile.lo = phi i64 [ [[LO0]], %{{.*}} ], [ %cusafe.tile.lo, %{{.*}} ]
+; CHECK-NEXT: %cusafe.tile.len = phi i64 [ [[LEN0]], %{{.*}} ], [ %cusafe.tile.len, %{{.*}} ]
+; CHECK-NOT: div.approx
+; CHECK: [[D:%.*]] = sub i64 {{%.*}}, %cusafe.tile.lo
+; CHECK-NEXT: icmp uge i64 [[D]], %cusafe.tile.len
+; CHECK: ret void

@@ -79,3 +79,30 @@ define i32 @get(ptr addrspace(1) %a, i64 %i) {
 ; CHECK-NEXT: [[AI:%.*]] = ptrtoint ptr addrspace(1) %p to i64
 ; CHECK-NEXT: [[LAST:%.*]] = sub i64 [[AI]], [[SL]]
 ; CHECK: icmp ult i64 [[LAST]], [[LIMIT]]
+
+; A root that can only be a __shared__ address seen through the generic space (a phi
+; of two arrays' generic views) has no tag and no header: its checks take the foreign
+; window as constants, with no header load and no block computed.
+@sa = internal addrspace(3) global [64 x float] undef
+@sb = internal addrspace(3) global [64 x float] undef
+
+define float @pick(i1 %c, i64 %i) {
+entry:
+  br i1 %c, label %a, label %b
+a:
+  br label %m
+b:
+  br label %m
+m:
+  %p = phi ptr [ addrspacecast (ptr addrspace(3) @sa to ptr), %a ], [ addrspacecast (ptr addrspace(3) @sb to ptr), %b ]
+  %q = getelementptr inbounds float, ptr %p, i64 %i
+  %v = load float, ptr %q, align 4
+  ret float %v
+}
+; CHECK-LABEL: define float @pick(
+; CHECK-NOT: %cusafe.size
+; CHECK-NOT: div.approx
+; CHECK: [[A:%.*]] = ptrtoint ptr %q to i64
+; CHECK: [[L:%.*]] = sub i64 {{%.*}}, 65533
+; CHECK-NEXT: icmp ult i64 [[L]], 140737488289792
+; CHECK: ret float
