@@ -5,9 +5,8 @@
 //! accesses are checked against the root's block directly (see `classify`).
 
 use crate::classify::{decide, never_tagged, pointer_root, Decision};
-use crate::ir::{callee, is_intrinsic, opcode, uses, Ir};
+use crate::ir::{callee, first_non_phi, is_intrinsic, opcode, uses, Ir};
 use cusafe_format::pointer::{MAX_TAG, MIN_TAG, POISON_MASK, TAG_MASK, TAG_SHIFT};
-use inkwell::basic_block::BasicBlock;
 use inkwell::types::IntType;
 use inkwell::values::{
     BasicValueEnum, FunctionValue, InstructionValue, IntValue, PhiValue, PointerValue,
@@ -122,6 +121,7 @@ fn side_of<'ctx>(
         None => first_non_phi(
             func.get_first_basic_block()
                 .expect("a function with a body"),
+            false,
         ),
     };
     ir.at(at);
@@ -145,12 +145,12 @@ fn phi_side<'ctx>(
     sides: &mut HashMap<PointerValue<'ctx>, RootSide<'ctx>>,
 ) -> RootSide<'ctx> {
     let bb = phi.as_instruction().get_parent().expect("a phi in a block");
-    ir.at(first_non_phi(bb));
+    ir.at(first_non_phi(bb, false));
     let new_phi = |ty: IntType<'ctx>, name: &str| ir.b.build_phi(ty, name).expect("positioned");
     let in_range = new_phi(ir.ctx.bool_type(), "cusafe.tile.in");
     let lo = new_phi(ir.i64, "cusafe.tile.lo");
     let len = new_phi(ir.i64, "cusafe.tile.len");
-    ir.at(first_non_phi(bb));
+    ir.at(first_non_phi(bb, false));
     let poisoned = ir.icmp(IntPredicate::SLT, ir.to_int(root), ir.c64(0));
     let side = RootSide {
         in_range: in_range.as_basic_value().into_int_value(),
@@ -198,15 +198,6 @@ fn computed<'ctx>(ir: &Ir<'ctx>, ri: IntValue<'ctx>) -> RootSide<'ctx> {
         lo,
         len,
     }
-}
-
-/// The first instruction of `bb` that is no phi.
-fn first_non_phi(bb: BasicBlock) -> InstructionValue {
-    let mut i = bb.get_first_instruction();
-    while let Some(phi) = i.filter(|&i| opcode(i) == Some(LLVMOpcode::LLVMPHI)) {
-        i = phi.get_next_instruction();
-    }
-    i.expect("a block ends in a terminator")
 }
 
 /// The GEP side of the rule for one escaping GEP.

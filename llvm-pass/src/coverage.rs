@@ -26,15 +26,9 @@
 //!   `llvm.nvvm.read.ptx.sreg.laneid` — behind a branch.
 
 use crate::ffi::cusafe_split_critical_edges;
-use crate::ir::{int_result, mark_nocheck, Ir};
+use crate::ir::{first_non_phi, mark_nocheck, Ir};
 use cusafe_format::rtpage::{COVERAGE_BYTES, COVERAGE_OFFSET};
-use inkwell::basic_block::BasicBlock;
-use inkwell::intrinsics::Intrinsic;
-use inkwell::types::BasicTypeEnum;
-use inkwell::values::{
-    AsValueRef, BasicMetadataValueEnum, FunctionValue, InstructionOpcode, InstructionValue,
-    IntValue,
-};
+use inkwell::values::{AsValueRef, FunctionValue};
 use inkwell::IntPredicate;
 
 /// How each block records that it ran.
@@ -78,33 +72,6 @@ pub fn source_file(ir: &Ir) -> String {
     }
 }
 
-/// A call of intrinsic `name` (with the overload types `overloads`) at the builder.
-fn call<'ctx>(
-    ir: &Ir<'ctx>,
-    name: &str,
-    overloads: &[BasicTypeEnum<'ctx>],
-    args: &[BasicMetadataValueEnum<'ctx>],
-) -> IntValue<'ctx> {
-    let f = Intrinsic::find(name)
-        .and_then(|i| i.get_declaration(ir.module(), overloads))
-        .unwrap_or_else(|| panic!("LLVM 19 knows {name}"));
-    let call = ir.b.build_call(f, args, "").expect("positioned");
-    int_result(call)
-}
-
-/// Where block `bb`'s coverage goes: its first instruction that is no phi (and, in the
-/// entry block, no alloca).
-fn insertion_point(bb: BasicBlock, entry: bool) -> InstructionValue {
-    let mut i = bb.get_first_instruction();
-    while let Some(inst) = i.filter(|i| {
-        i.get_opcode() == InstructionOpcode::Phi
-            || (entry && i.get_opcode() == InstructionOpcode::Alloca)
-    }) {
-        i = inst.get_next_instruction();
-    }
-    i.expect("a terminator ends the block")
-}
-
 /// Splits `f`'s critical edges and gives each of its blocks a coverage store (see the
 /// module comment); `file` is [`source_file`]. Returns the number of blocks (coverage
 /// points).
@@ -119,7 +86,7 @@ pub fn instrument<'ctx>(ir: &Ir<'ctx>, f: FunctionValue<'ctx>, mode: Mode, file:
         .enumerate()
         .map(|(k, &bb)| {
             (
-                insertion_point(bb, Some(bb) == entry),
+                first_non_phi(bb, Some(bb) == entry),
                 block_id(file, &name, k as u32),
             )
         })
@@ -132,15 +99,19 @@ pub fn instrument<'ctx>(ir: &Ir<'ctx>, f: FunctionValue<'ctx>, mode: Mode, file:
     for &(at, id) in &points {
         ir.at(at);
         if mode == Mode::Warp {
-            let mask = call(ir, "llvm.nvvm.activemask", &[], &[]);
-            let lane = call(ir, "llvm.nvvm.read.ptx.sreg.laneid", &[], &[]);
+            let mask = ir
+                .intrinsic("llvm.nvvm.activemask", &[], &[])
+                .into_int_value();
+            let lane = ir
+                .intrinsic("llvm.nvvm.read.ptx.sreg.laneid", &[], &[])
+                .into_int_value();
             let zero_poison = ir.ctx.bool_type().const_int(1, false);
-            let first = call(
-                ir,
+            let first = ir.intrinsic(
                 "llvm.cttz",
                 &[ir.i32.into()],
                 &[mask.into(), zero_poison.into()],
             );
+            let first = first.into_int_value();
             let leader = ir.icmp(IntPredicate::EQ, lane, first);
             ir.at(ir.split_if(leader, at));
         }

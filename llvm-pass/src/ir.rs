@@ -9,12 +9,13 @@ use crate::ffi::{cusafe_inline_call, cusafe_split_before, cusafe_split_if, cusaf
 use inkwell::basic_block::BasicBlock;
 use inkwell::builder::Builder;
 use inkwell::context::ContextRef;
+use inkwell::intrinsics::Intrinsic;
 use inkwell::module::{Linkage, Module};
 use inkwell::targets::TargetData;
-use inkwell::types::{AnyType, FunctionType, IntType, PointerType};
+use inkwell::types::{AnyType, BasicTypeEnum, FunctionType, IntType, PointerType};
 use inkwell::values::{
-    AsValueRef, BasicValue, CallSiteValue, FunctionValue, InstructionValue, IntValue, PointerValue,
-    ValueKind,
+    AsValueRef, BasicMetadataValueEnum, BasicValue, BasicValueEnum, CallSiteValue, FunctionValue,
+    InstructionOpcode, InstructionValue, IntValue, PointerValue, ValueKind,
 };
 use inkwell::{AddressSpace, IntPredicate};
 use llvm_sys::prelude::*;
@@ -194,6 +195,22 @@ impl<'ctx> Ir<'ctx> {
         )
     }
 
+    /// A call of intrinsic `name` (with the overload types `overloads`) at the builder:
+    /// its result.
+    pub fn intrinsic(
+        &self,
+        name: &str,
+        overloads: &[BasicTypeEnum<'ctx>],
+        args: &[BasicMetadataValueEnum<'ctx>],
+    ) -> BasicValueEnum<'ctx> {
+        let f = Intrinsic::find(name)
+            .and_then(|i| i.get_declaration(self.module(), overloads))
+            .unwrap_or_else(|| panic!("LLVM 19 knows {name}"));
+        let call = self.b.build_call(f, args, "").expect("positioned");
+        call.try_as_basic_value()
+            .expect_basic("the intrinsic returns a value")
+    }
+
     /// `!a` (all bits flipped).
     pub fn not(&self, a: IntValue<'ctx>) -> IntValue<'ctx> {
         let r = self.b.build_not(a, "");
@@ -303,6 +320,19 @@ pub fn int_result(call: CallSiteValue) -> IntValue {
         .try_as_basic_value()
         .expect_basic("a call with a result");
     r.into_int_value()
+}
+
+/// The first instruction of `bb` that is no phi (and, with `allocas`, no alloca): where
+/// code that must follow a block's phis (or an entry block's allocas) goes.
+pub fn first_non_phi(bb: BasicBlock, allocas: bool) -> InstructionValue {
+    let mut i = bb.get_first_instruction();
+    while let Some(inst) = i.filter(|i| {
+        i.get_opcode() == InstructionOpcode::Phi
+            || (allocas && i.get_opcode() == InstructionOpcode::Alloca)
+    }) {
+        i = inst.get_next_instruction();
+    }
+    i.expect("a terminator ends the block")
 }
 
 /// All instructions of function `f`, in order (collected first, so callers may change IR).

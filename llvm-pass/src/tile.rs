@@ -18,8 +18,7 @@ use cusafe_format::packed::{
     step_shift, FIELD_MASK, FIELD_SHIFT, FIRST_PACKED_CLASS, LAST_PACKED_CLASS, POW2_FIELD,
     SLAB_STEPS_SHIFT, UNDERFLOW,
 };
-use inkwell::intrinsics::Intrinsic;
-use inkwell::values::{BasicMetadataValueEnum, IntValue};
+use inkwell::values::IntValue;
 use inkwell::IntPredicate;
 
 /// The block of a tagged pointer `ri` with tag field `t` (an `i64`), both layouts.
@@ -100,26 +99,13 @@ fn block_index<'ctx>(ir: &Ir<'ctx>, x: IntValue<'ctx>, units: IntValue<'ctx>) ->
     let xm =
         ir.b.build_float_sub(to_float(x), f32t.const_float(0.5), "")
             .expect("positioned");
-    let q = call(
-        ir,
+    let q = ir.intrinsic(
         "llvm.nvvm.div.approx.f",
+        &[],
         &[xm.into(), to_float(units).into()],
     );
     let q = q.into_float_value();
-    let k = call(ir, "llvm.nvvm.f2ui.rz", &[q.into()]).into_int_value();
+    let k = ir.intrinsic("llvm.nvvm.f2ui.rz", &[], &[q.into()]);
+    let k = k.into_int_value();
     ir.int_cast(k, ir.i64)
-}
-
-/// A call of the (not overloaded) NVVM intrinsic `name` at the builder.
-fn call<'ctx>(
-    ir: &Ir<'ctx>,
-    name: &str,
-    args: &[BasicMetadataValueEnum<'ctx>],
-) -> inkwell::values::BasicValueEnum<'ctx> {
-    let f = Intrinsic::find(name)
-        .and_then(|i| i.get_declaration(ir.module(), &[]))
-        .unwrap_or_else(|| panic!("LLVM 19 knows {name}"));
-    let call = ir.b.build_call(f, args, "").expect("positioned");
-    call.try_as_basic_value()
-        .expect_basic("the intrinsic returns a value")
 }

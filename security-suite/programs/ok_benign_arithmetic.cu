@@ -1,5 +1,6 @@
 // Correct: pointer arithmetic that leaves a buffer for a moment but never
-// dereferences outside it (all within 256 bytes below the start).
+// dereferences outside it (all within 255 bytes below the start: a packed block's
+// tile, docs/formats.md).
 // - the Numerical Recipes idiom: a 1-based view `a - 1` passed to a non-inlined
 //   function that uses a[1..n];
 // - a pointer 32 elements before the start stored in device memory, reloaded by
