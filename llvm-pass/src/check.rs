@@ -878,6 +878,19 @@ impl<'ctx> Checker<'ctx> {
         // Each report block splits off before `term`, which stays the cold chain's last
         // branch (back to the first access).
         let term = ir.split_if_then(bad, inst);
+        // The leaves of the members' rebuilt addresses, each passed once through
+        // `Ir::opaque` at the top of the cold block: the cold path's copies of the
+        // address arithmetic then match nothing in the hot path, whose own copies stay
+        // after the check instead of being computed before it and carried through phis.
+        let opaque: RefCell<HashMap<BasicValueEnum<'ctx>, BasicValueEnum<'ctx>>> =
+            RefCell::default();
+        let cold_leaf = |v: BasicValueEnum<'ctx>| {
+            let v = resolve(e.replaced, v);
+            *opaque.borrow_mut().entry(v).or_insert_with(|| {
+                ir.at(term);
+                ir.opaque(v)
+            })
+        };
         let mut chain = Vec::new();
         for (id, range, group, anchor) in verdicts {
             // Its root before recover-mode phis replaced loads (see `cold_call`).
@@ -894,9 +907,7 @@ impl<'ctx> Checker<'ctx> {
             for (n, &(m, x)) in group.members.iter().enumerate() {
                 ir.at(term);
                 let addr = match group.exact.get(n) {
-                    Some(exact) => exact
-                        .build(ir, |v| resolve(e.replaced, v))
-                        .into_pointer_value(),
+                    Some(exact) => exact.build(ir, cold_leaf).into_pointer_value(),
                     None => crate::shape::member(ir, &shape, x)
                         .expect("a group without exact addresses has members by value"),
                 };

@@ -211,6 +211,40 @@ impl<'ctx> Ir<'ctx> {
             .expect_basic("the intrinsic returns a value")
     }
 
+    /// `v` passed through an empty inline-asm move (`mov.b32` or `mov.b64`): the same
+    /// value, which no IR or codegen pass can match with another computation of it. A
+    /// cold path builds its copies of hot values from these, so that GVN's PRE in the
+    /// NVPTX codegen pipeline does not make the hot path compute them before the branch
+    /// and carry them into the join through phis (conv3d: 17 64-bit phis, 40 registers
+    /// against 32). Constants, other widths and pointers are returned as they are.
+    pub fn opaque(&self, v: BasicValueEnum<'ctx>) -> BasicValueEnum<'ctx> {
+        let BasicValueEnum::IntValue(i) = v else {
+            return v;
+        };
+        if i.is_const() {
+            return v;
+        }
+        let ty = i.get_type();
+        let (asm, constraint) = match ty.get_bit_width() {
+            32 => ("mov.b32 $0, $1;", "=r,r"),
+            64 => ("mov.b64 $0, $1;", "=l,l"),
+            _ => return v,
+        };
+        let fty = ty.fn_type(&[ty.into()], false);
+        let (side_effects, align_stack, can_throw) = (false, false, false);
+        let f = self.ctx.create_inline_asm(
+            fty,
+            asm.to_string(),
+            constraint.to_string(),
+            side_effects,
+            align_stack,
+            Some(inkwell::InlineAsmDialect::ATT),
+            can_throw,
+        );
+        let call = self.b.build_indirect_call(fty, f, &[i.into()], "cusafe.cold");
+        int_result(call.expect("positioned")).into()
+    }
+
     /// `!a` (all bits flipped).
     pub fn not(&self, a: IntValue<'ctx>) -> IntValue<'ctx> {
         let r = self.b.build_not(a, "");

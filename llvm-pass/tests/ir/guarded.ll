@@ -25,10 +25,13 @@ target triple = "nvptx64-nvidia-cuda"
 ; CHECK: ptrtoint ptr %pm to i64
 ; CHECK: [[BAD:%.*]] = or i1 {{%.*}}, [[WRAPS]]
 ; CHECK: br i1 [[BAD]]
-; The cold path: the members' real addresses, rebuilt before the first access.
-; CHECK: [[X0:%.*]] = sext i32 %x to i64
+; The cold path: the members' real addresses, rebuilt before the first access from an
+; opaque copy of x (so codegen's GVN does not compute them before the branch for the
+; hot path too and carry them into the join through phis).
+; CHECK: [[XC:%.*]] = call i32 asm "mov.b32 $0, $1;", "=r,r"(i32 %x)
+; CHECK: [[X0:%.*]] = sext i32 [[XC]] to i64
 ; CHECK: [[P0:%.*]] = getelementptr inbounds float, ptr %a, i64 [[X0]]
-; CHECK: [[XP:%.*]] = add i32 %x, 1
+; CHECK: [[XP:%.*]] = add i32 [[XC]], 1
 ; CHECK: [[IP:%.*]] = sext i32 [[XP]] to i64
 ; CHECK: [[PP:%.*]] = getelementptr inbounds float, ptr %a, i64 [[IP]]
 ; CHECK: ptrtoint ptr %pm to i64
