@@ -241,7 +241,9 @@ impl<'ctx> Ir<'ctx> {
             Some(inkwell::InlineAsmDialect::ATT),
             can_throw,
         );
-        let call = self.b.build_indirect_call(fty, f, &[i.into()], "cusafe.cold");
+        let call = self
+            .b
+            .build_indirect_call(fty, f, &[i.into()], "cusafe.cold");
         int_result(call.expect("positioned")).into()
     }
 
