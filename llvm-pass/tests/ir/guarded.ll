@@ -13,6 +13,7 @@
 ; RUN: FileCheck %s --check-prefix=TRAP < %t.ll
 ; RUN: FileCheck %s --check-prefix=STATS < %t.stats
 ; RUN: %llc %t.ll -o %t.ptx
+; RUN: FileCheck %s --check-prefix=PTX < %t.ptx
 ; RUN: %ptxas %t.ptx -o %t.cubin
 target datalayout = "e-i64:64-i128:128-v16:16-v32:32-n16:32:64"
 target triple = "nvptx64-nvidia-cuda"
@@ -51,6 +52,17 @@ target triple = "nvptx64-nvidia-cuda"
 ; TRAP: load float
 ; TRAP: ret void
 ; STATS: kernel row: 1 checks {{.*}} 2 merged (neighbouring)
+; Codegen: with the cold path's copies built from the opaque x, GVN's PRE has nothing
+; to hoist, and the hot path computes 4 * sext x only after the group's branch, next to
+; its loads. Built from x itself, the copies made codegen compute it before the branch
+; for both paths (conv3d: 17 such 64-bit values, through phis, 40 registers -> 32).
+; PTX-LABEL: .entry row(
+; PTX: add.s32 [[X:%r[0-9]+]], %r{{[0-9]+}}, %r{{[0-9]+}};
+; PTX-NOT: mul.wide.s32 {{%rd[0-9]+}}, [[X]], 4;
+; PTX: @%p{{[0-9]+}} bra
+; PTX: ld.global.f32
+; PTX: mul.wide.s32 {{%rd[0-9]+}}, [[X]], 4;
+; PTX: ld.global.f32
 define void @row(ptr %a, ptr addrspace(3) %out, i32 %r, i32 %k) {
   %x = add i32 %r, %k
   %xm = add i32 %x, -1
