@@ -257,6 +257,55 @@ bool everyTrip(const LoopRanges &S, const llvm::Loop &L, const llvm::BasicBlock 
       return false;
   return true;
 }
+// The trips of loop L on which block BB runs, when it runs on a leading run of them
+// rather than on all: BB's only predecessor C runs on every trip and enters BB exactly
+// when `iv < X` (or `iv <= X`, signed), with iv an affine recurrence of L stepping by
+// +1 without signed wrap and X invariant in L (hotspot3d's layer above, `k < nz - 1 ?
+// t_in[c + xy] : mid`, on every trip but the last). The condition then holds on trips
+// 0 .. X - start - 1 (.. X - start for `<=`) and on none after. Gives that count as an
+// i64 expression, clamped to [0, trips + 1] (`Trips`, the backedge-taken count);
+// nullptr otherwise.
+const llvm::SCEV *leadingTrips(LoopRanges &S, const llvm::Loop &L, const llvm::BasicBlock *BB,
+                               const llvm::SCEV *Trips) {
+  const llvm::BasicBlock *C = BB->getSinglePredecessor();
+  if (!C || !L.contains(C) || C == BB || !everyTrip(S, L, C))
+    return nullptr;
+  const auto *Br = llvm::dyn_cast<llvm::BranchInst>(C->getTerminator());
+  if (!Br || !Br->isConditional() || Br->getSuccessor(0) == Br->getSuccessor(1))
+    return nullptr;
+  const auto *Cmp = llvm::dyn_cast<llvm::ICmpInst>(Br->getCondition());
+  if (!Cmp)
+    return nullptr;
+  llvm::CmpInst::Predicate Pred = Cmp->getPredicate();
+  if (Br->getSuccessor(0) != BB)
+    Pred = llvm::CmpInst::getInversePredicate(Pred);
+  llvm::ScalarEvolution &SE = S.SE;
+  const llvm::SCEV *Lhs = SE.getSCEV(Cmp->getOperand(0));
+  const llvm::SCEV *Rhs = SE.getSCEV(Cmp->getOperand(1));
+  if (SE.isLoopInvariant(Lhs, &L)) {
+    std::swap(Lhs, Rhs);
+    Pred = llvm::CmpInst::getSwappedPredicate(Pred);
+  }
+  if (Pred != llvm::CmpInst::ICMP_SLT && Pred != llvm::CmpInst::ICMP_SLE)
+    return nullptr;
+  const auto *AR = llvm::dyn_cast<llvm::SCEVAddRecExpr>(Lhs);
+  if (!AR || AR->getLoop() != &L || !AR->isAffine() || !AR->hasNoSignedWrap() ||
+      !SE.isLoopInvariant(Rhs, &L) || !AR->getType()->isIntegerTy() ||
+      AR->getType()->getIntegerBitWidth() > 32)
+    return nullptr;
+  const auto *Step = llvm::dyn_cast<llvm::SCEVConstant>(AR->getStepRecurrence(SE));
+  if (!Step || !Step->getAPInt().isOne())
+    return nullptr;
+  llvm::Type *I64 = llvm::Type::getInt64Ty(BB->getContext());
+  // Trips where the condition holds: X - start (+ 1 for <=), exact in 64 bits.
+  const llvm::SCEV *Holds = SE.getMinusSCEV(SE.getSignExtendExpr(Rhs, I64),
+                                            SE.getSignExtendExpr(AR->getStart(), I64));
+  if (Pred == llvm::CmpInst::ICMP_SLE)
+    Holds = SE.getAddExpr(Holds, SE.getOne(I64));
+  const llvm::SCEV *All = SE.getAddExpr(SE.getTruncateOrZeroExtend(Trips, I64), SE.getOne(I64));
+  return SE.getSMaxExpr(SE.getZero(I64), SE.getSMinExpr(Holds, All));
+}
+
 // An access's address over loop L as Base + Scale * ext(X), X an affine recurrence of L:
 // X itself when the address is one (Same: no Base, Scale 1), else a 32-bit-or-narrower
 // index, sign- or zero-extended and scaled by a constant (what `a[i * m + j]` with int
@@ -356,6 +405,16 @@ static const llvm::SCEV *behindCopy(LoopRanges &S, const llvm::SCEV *X, llvm::Fu
   return llvm::SCEVParameterRewriter::rewrite(X, S.SE, Map);
 }
 
+// `Span`, or 0 (an empty range, which fits any window) when `Runs` (the trips that make
+// the access, see `leadingTrips`) is 0; `Span` itself for an access on every trip.
+static llvm::Value *noneOrSpan(llvm::SCEVExpander &Exp, llvm::IRBuilder<> &B,
+                               const llvm::SCEV *Runs, llvm::Value *Span, llvm::Instruction *T) {
+  if (!Runs)
+    return Span;
+  llvm::Value *N = Exp.expandCodeFor(Runs, B.getInt64Ty(), T);
+  return B.CreateSelect(B.CreateICmpEQ(N, B.getInt64(0)), B.getInt64(0), Span);
+}
+
 extern "C" bool cusafe_loop_range(void *P, LLVMValueRef Inst, LLVMValueRef Ptr,
                                   LLVMValueRef Root, uint64_t Below, uint64_t Len,
                                   LLVMValueRef *Lo,
@@ -366,9 +425,22 @@ extern "C" bool cusafe_loop_range(void *P, LLVMValueRef Inst, LLVMValueRef Ptr,
   if (!L)
     return false;
   llvm::BasicBlock *Pre = L->getLoopPreheader();
-  if (!Pre || !L->isLoopInvariant(llvm::unwrap(Root)) || !onlyIntrinsicCalls(*L) ||
-      !everyTrip(S, *L, I->getParent()))
+  if (!Pre || !L->isLoopInvariant(llvm::unwrap(Root)) || !onlyIntrinsicCalls(*L))
     return false;
+  // Trips taken (the backedge-taken count); for an access on leading trips only (see
+  // `leadingTrips`), the last trip that makes it, and `Runs`, how many do (the range
+  // is then empty, and fits every window, when none does).
+  const llvm::SCEV *Trips = S.SE.getBackedgeTakenCount(L);
+  const llvm::SCEV *Runs = nullptr;
+  if (!everyTrip(S, *L, I->getParent())) {
+    if (llvm::isa<llvm::SCEVCouldNotCompute>(Trips))
+      return false;
+    Runs = leadingTrips(S, *L, I->getParent(), Trips);
+    if (!Runs)
+      return false;
+    llvm::Type *I64T = llvm::Type::getInt64Ty(I->getContext());
+    Trips = S.SE.getSMaxExpr(S.SE.getZero(I64T), S.SE.getMinusSCEV(Runs, S.SE.getOne(I64T)));
+  }
   const llvm::DataLayout &DL = I->getModule()->getDataLayout();
   if (DL.getIndexTypeSizeInBits(llvm::unwrap(Ptr)->getType()) != 64)
     return false;
@@ -382,18 +454,17 @@ extern "C" bool cusafe_loop_range(void *P, LLVMValueRef Inst, LLVMValueRef Ptr,
     // The same address on every trip (gemm's As[ty][tx] = ... in its tile loop): the
     // range is one trip's, [Ptr - Below, Ptr + Len), whatever the trip count (the first
     // trip makes the access).
-    if (!Exp.isSafeToExpandAt(PtrS, T))
+    if (!Exp.isSafeToExpandAt(PtrS, T) || (Runs && !Exp.isSafeToExpandAt(Runs, T)))
       return false;
     if (!Expand)
       return true;
     llvm::IRBuilder<> B(T);
     llvm::Value *P0 = Exp.expandCodeFor(PtrS, PtrTy, T);
     *Lo = llvm::wrap(B.CreateGEP(B.getInt8Ty(), P0, B.getInt64(-static_cast<int64_t>(Below))));
-    *Span = llvm::wrap(B.getInt64(Below + Len));
+    *Span = llvm::wrap(noneOrSpan(Exp, B, Runs, B.getInt64(Below + Len), T));
     *At = llvm::wrap(T);
     return true;
   }
-  const llvm::SCEV *Trips = S.SE.getBackedgeTakenCount(L);
   if (llvm::isa<llvm::SCEVCouldNotCompute>(Trips))
     return false;
   std::optional<Walk> W = walkOf(S.SE, *L, PtrS);
@@ -414,12 +485,14 @@ extern "C" bool cusafe_loop_range(void *P, LLVMValueRef Inst, LLVMValueRef Ptr,
     const llvm::SCEV *SpanS = S.SE.getAddExpr(
         S.SE.getMulExpr(Trips64, S.SE.getConstant(I64, Step->getAPInt().abs().getZExtValue())),
         S.SE.getConstant(I64, Below + Len));
-    if (!Exp.isSafeToExpandAt(LoS, T) || !Exp.isSafeToExpandAt(SpanS, T))
+    if (!Exp.isSafeToExpandAt(LoS, T) || !Exp.isSafeToExpandAt(SpanS, T) ||
+        (Runs && !Exp.isSafeToExpandAt(Runs, T)))
       return false;
     if (!Expand)
       return true;
     *Lo = llvm::wrap(Exp.expandCodeFor(behindCopy(S, LoS, *F), PtrTy, T));
-    *Span = llvm::wrap(Exp.expandCodeFor(SpanS, I64, T));
+    llvm::IRBuilder<> B(T);
+    *Span = llvm::wrap(noneOrSpan(Exp, B, Runs, Exp.expandCodeFor(SpanS, I64, T), T));
     *At = llvm::wrap(T);
     return true;
   }
@@ -437,7 +510,8 @@ extern "C" bool cusafe_loop_range(void *P, LLVMValueRef Inst, LLVMValueRef Ptr,
   // access the program would not make is reported. (An unsigned index that wraps is
   // defined, but its access then lies some 2^32 elements away: reported too.)
   if (!Exp.isSafeToExpandAt(AR->getStart(), T) || !Exp.isSafeToExpandAt(StepS, T) ||
-      !Exp.isSafeToExpandAt(Trips64, T) || (W->Base && !Exp.isSafeToExpandAt(W->Base, T)))
+      !Exp.isSafeToExpandAt(Trips64, T) || (W->Base && !Exp.isSafeToExpandAt(W->Base, T)) ||
+      (Runs && !Exp.isSafeToExpandAt(Runs, T)))
     return false;
   if (!Expand)
     return true;
@@ -475,7 +549,8 @@ extern "C" bool cusafe_loop_range(void *P, LLVMValueRef Inst, LLVMValueRef Ptr,
   llvm::Value *Min = B.CreateBinaryIntrinsic(llvm::Intrinsic::umin, A, Z);
   llvm::Value *Max = B.CreateBinaryIntrinsic(llvm::Intrinsic::umax, A, Z);
   llvm::Value *Covered = B.CreateAdd(B.CreateSub(Max, Min), B.getInt64(Below + Len));
-  *Span = llvm::wrap(B.CreateSelect(Far, B.getInt64(~0ULL), Covered));
+  llvm::Value *Walked = B.CreateSelect(Far, B.getInt64(~0ULL), Covered);
+  *Span = llvm::wrap(noneOrSpan(Exp, B, Runs, Walked, T));
   // The lowest address as the first plus a byte offset: a pointer derived from it.
   *Lo = llvm::wrap(B.CreateGEP(B.getInt8Ty(), First,
                                B.CreateSub(B.CreateSub(Min, A), B.getInt64(Below))));

@@ -41,9 +41,10 @@ impl LoopAnalyses {
 
     /// What instruction `inst` touches over every trip of its innermost loop, when on
     /// each trip it touches `[r.addr - below, r.addr + len)`: known when `inst` runs on
-    /// every trip, the address is the same on every trip or affine in the loop with a
-    /// computable trip count, `r.root` is defined outside it and the loop calls nothing
-    /// but intrinsics (see the shim). Expanded in the preheader.
+    /// every trip (or on the leading trips only, `iv < X`: then over those trips, with a
+    /// length of 0 when none runs it), the address is the same on every trip or affine
+    /// in the loop with a computable trip count, `r.root` is defined outside it and the
+    /// loop calls nothing but intrinsics (see the shim). Expanded in the preheader.
     pub fn range<'ctx>(
         &self,
         inst: InstructionValue<'ctx>,

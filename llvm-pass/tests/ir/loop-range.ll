@@ -1,7 +1,8 @@
 ; Loop ranges: an access that runs on every trip of a loop with a known trip count,
 ; through an address affine in the loop, is checked once in the preheader for the whole
-; range its trips cover; a group of neighbours for their union. Must not fire: an
-; access on some trips only, a top-tested loop (zero trips possible after the
+; range its trips cover; a group of neighbours for their union; an access on the
+; leading trips only (`k < X`, a 32-bit induction variable) for those trips. Must not
+; fire: an access on some other trips only, a top-tested loop (zero trips possible after the
 ; preheader), a trip count that is not computable, a loop calling a function, a root
 ; defined in the loop.
 ; RUN: %opt %s -o %t.ll 2>%t.stats
@@ -333,7 +334,7 @@ loop:
 exit:
   ret void
 }
-!nvvm.annotations = !{!0, !1, !2, !3, !4, !5, !6, !7, !8, !9, !10, !11, !12, !13, !14, !15}
+!nvvm.annotations = !{!0, !1, !2, !3, !4, !5, !6, !7, !8, !9, !10, !11, !12, !13, !14, !15, !16, !17}
 !0 = !{ptr @counted, !"kernel", i32 1}
 !1 = !{ptr @down_pairs, !"kernel", i32 1}
 !2 = !{ptr @conditional, !"kernel", i32 1}
@@ -452,3 +453,81 @@ exit:
 !13 = !{ptr @same_slot, !"kernel", i32 1}
 !14 = !{ptr @same_slot_some_trips, !"kernel", i32 1}
 !15 = !{ptr @same_slot_squares, !"kernel", i32 1}
+!16 = !{ptr @leading, !"kernel", i32 1}
+!17 = !{ptr @trailing, !"kernel", i32 1}
+
+; The access on the leading trips only (hotspot3d's layer above, `k < n - 1 ? a[k + 1] :
+; x`, on every trip but the last): trips k = 1 .. n - 2 of 1 .. n - 1 make it, so one
+; check in the preheader of [a + 8, a + 4n), its length a select that is 0 (which fits
+; any window) when no trip makes the access, and none in the loop.
+; CHECK-LABEL: define void @leading(
+; CHECK-LABEL: ph:
+; CHECK: [[RUNS:%.*]] = call i64 @llvm.smin.i64(
+; CHECK: [[NONE:%.*]] = icmp eq i64 {{%.*}}, 0
+; CHECK: select i1 [[NONE]], i64 0,
+; CHECK: call i32 @__cusafe_fail(
+; CHECK-LABEL: loop:
+; CHECK-NOT: call i32 @__cusafe_
+; CHECK: ret void
+; STATS: kernel leading: 1 checks {{.*}} 1 loop ranges
+define void @leading(ptr %a, ptr addrspace(3) %out, i32 %n) {
+entry:
+  %c = icmp sgt i32 %n, 1
+  br i1 %c, label %ph, label %exit
+ph:
+  %last = add nsw i32 %n, -1
+  br label %loop
+loop:
+  %k = phi i32 [ 1, %ph ], [ %k1, %latch ]
+  %acc = phi float [ 0.0, %ph ], [ %acc1, %latch ]
+  %more = icmp slt i32 %k, %last
+  br i1 %more, label %above, label %latch
+above:
+  %up = add nsw i32 %k, 1
+  %i = sext i32 %up to i64
+  %p = getelementptr inbounds float, ptr %a, i64 %i
+  %v = load float, ptr %p, align 4
+  br label %latch
+latch:
+  %acc1 = phi float [ %v, %above ], [ %acc, %loop ]
+  %k1 = add nsw i32 %k, 1
+  %d = icmp slt i32 %k1, %n
+  br i1 %d, label %loop, label %exit
+exit:
+  %r = phi float [ 0.0, %entry ], [ %acc1, %latch ]
+  store float %r, ptr addrspace(3) %out, align 4
+  ret void
+}
+
+; The access on the trailing trips (`k > m`): not a leading run, checked in the loop.
+; CHECK-LABEL: define void @trailing(
+; CHECK-LABEL: above:
+; CHECK: call i32 @__cusafe_fail(
+; STATS: kernel trailing: 1 checks {{.*}} 0 loop ranges
+define void @trailing(ptr %a, ptr addrspace(3) %out, i32 %n, i32 %m) {
+entry:
+  %c = icmp sgt i32 %n, 1
+  br i1 %c, label %ph, label %exit
+ph:
+  br label %loop
+loop:
+  %k = phi i32 [ 1, %ph ], [ %k1, %latch ]
+  %acc = phi float [ 0.0, %ph ], [ %acc1, %latch ]
+  %late = icmp sgt i32 %k, %m
+  br i1 %late, label %above, label %latch
+above:
+  %up = add nsw i32 %k, 1
+  %i = sext i32 %up to i64
+  %p = getelementptr inbounds float, ptr %a, i64 %i
+  %v = load float, ptr %p, align 4
+  br label %latch
+latch:
+  %acc1 = phi float [ %v, %above ], [ %acc, %loop ]
+  %k1 = add nsw i32 %k, 1
+  %d = icmp slt i32 %k1, %n
+  br i1 %d, label %loop, label %exit
+exit:
+  %r = phi float [ 0.0, %entry ], [ %acc1, %latch ]
+  store float %r, ptr addrspace(3) %out, align 4
+  ret void
+}
