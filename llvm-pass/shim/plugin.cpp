@@ -430,6 +430,7 @@ extern "C" bool cusafe_loop_range(void *P, LLVMValueRef Inst, LLVMValueRef Ptr,
   // Trips taken (the backedge-taken count); for an access on leading trips only (see
   // `leadingTrips`), the last trip that makes it, and `Runs`, how many do (the range
   // is then empty, and fits every window, when none does).
+  llvm::Type *I64 = llvm::Type::getInt64Ty(I->getContext());
   const llvm::SCEV *Trips = S.SE.getBackedgeTakenCount(L);
   const llvm::SCEV *Runs = nullptr;
   if (!everyTrip(S, *L, I->getParent())) {
@@ -438,13 +439,11 @@ extern "C" bool cusafe_loop_range(void *P, LLVMValueRef Inst, LLVMValueRef Ptr,
     Runs = leadingTrips(S, *L, I->getParent(), Trips);
     if (!Runs)
       return false;
-    llvm::Type *I64T = llvm::Type::getInt64Ty(I->getContext());
-    Trips = S.SE.getSMaxExpr(S.SE.getZero(I64T), S.SE.getMinusSCEV(Runs, S.SE.getOne(I64T)));
+    Trips = S.SE.getSMaxExpr(S.SE.getZero(I64), S.SE.getMinusSCEV(Runs, S.SE.getOne(I64)));
   }
   const llvm::DataLayout &DL = I->getModule()->getDataLayout();
   if (DL.getIndexTypeSizeInBits(llvm::unwrap(Ptr)->getType()) != 64)
     return false;
-  llvm::Type *I64 = llvm::Type::getInt64Ty(I->getContext());
   llvm::Type *PtrTy = llvm::unwrap(Ptr)->getType();
   llvm::Instruction *T = Pre->getTerminator();
   llvm::Function *F = T->getFunction();

@@ -48,7 +48,7 @@ use inkwell::values::{
     BasicMetadataValueEnum, BasicValue, BasicValueEnum, FunctionValue, InstructionOpcode,
     InstructionValue, IntValue, PointerValue,
 };
-use inkwell::{InlineAsmDialect, IntPredicate};
+use inkwell::IntPredicate;
 use std::cell::RefCell;
 use std::collections::HashMap;
 
@@ -879,17 +879,16 @@ impl<'ctx> Checker<'ctx> {
         // branch (back to the first access).
         let term = ir.split_if_then(bad, inst);
         // The leaves of the members' rebuilt addresses, each passed once through
-        // `Ir::opaque` at the top of the cold block: the cold path's copies of the
-        // address arithmetic then match nothing in the hot path, whose own copies stay
-        // after the check instead of being computed before it and carried through phis.
+        // `Ir::opaque` in the cold block, where the first member that needs it is
+        // rebuilt (before `term`, so it reaches every later member): the cold path's
+        // copies of the address arithmetic then match nothing in the hot path, whose own
+        // copies stay after the check instead of being computed before it and carried
+        // through phis.
         let opaque: RefCell<HashMap<BasicValueEnum<'ctx>, BasicValueEnum<'ctx>>> =
             RefCell::default();
         let cold_leaf = |v: BasicValueEnum<'ctx>| {
             let v = resolve(e.replaced, v);
-            *opaque.borrow_mut().entry(v).or_insert_with(|| {
-                ir.at(term);
-                ir.opaque(v)
-            })
+            *opaque.borrow_mut().entry(v).or_insert_with(|| ir.opaque(v))
         };
         let mut chain = Vec::new();
         for (id, range, group, anchor) in verdicts {
@@ -1202,19 +1201,7 @@ impl<'ctx> Checker<'ctx> {
     /// `%dynamic_smem_size`: the dynamic shared memory this launch was given.
     fn dynamic_smem_size(&self, ir: &Ir<'ctx>) -> IntValue<'ctx> {
         let asm = "mov.u32 $0, %dynamic_smem_size;";
-        let ty = ir.i32.fn_type(&[], false);
-        let (side_effects, align_stack, can_throw) = (false, false, false);
-        let f = ir.ctx.create_inline_asm(
-            ty,
-            asm.to_string(),
-            "=r".to_string(),
-            side_effects,
-            align_stack,
-            Some(InlineAsmDialect::ATT),
-            can_throw,
-        );
-        let call = ir.b.build_indirect_call(ty, f, &[], "cusafe.dynsmem");
-        crate::ir::int_result(call.expect("positioned"))
+        ir.asm(ir.i32, asm, "=r", &[], "cusafe.dynsmem")
     }
 }
 

@@ -12,7 +12,9 @@ use inkwell::context::ContextRef;
 use inkwell::intrinsics::Intrinsic;
 use inkwell::module::{Linkage, Module};
 use inkwell::targets::TargetData;
-use inkwell::types::{AnyType, BasicTypeEnum, FunctionType, IntType, PointerType};
+use inkwell::types::{
+    AnyType, BasicMetadataTypeEnum, BasicTypeEnum, FunctionType, IntType, PointerType,
+};
 use inkwell::values::{
     AsValueRef, BasicMetadataValueEnum, BasicValue, BasicValueEnum, CallSiteValue, FunctionValue,
     InstructionOpcode, InstructionValue, IntValue, PointerValue, ValueKind,
@@ -211,6 +213,33 @@ impl<'ctx> Ir<'ctx> {
             .expect_basic("the intrinsic returns a value")
     }
 
+    /// A call of pure inline PTX `asm` (AT&T dialect, no side effects) returning an
+    /// integer of type `ty`, with `constraints` and the integer `args`, at the builder.
+    pub fn asm(
+        &self,
+        ty: IntType<'ctx>,
+        asm: &str,
+        constraints: &str,
+        args: &[IntValue<'ctx>],
+        name: &str,
+    ) -> IntValue<'ctx> {
+        let params: Vec<BasicMetadataTypeEnum> = args.iter().map(|a| a.get_type().into()).collect();
+        let fty = ty.fn_type(&params, false);
+        let (side_effects, align_stack, can_throw) = (false, false, false);
+        let f = self.ctx.create_inline_asm(
+            fty,
+            asm.to_string(),
+            constraints.to_string(),
+            side_effects,
+            align_stack,
+            Some(inkwell::InlineAsmDialect::ATT),
+            can_throw,
+        );
+        let args: Vec<BasicMetadataValueEnum> = args.iter().map(|&a| a.into()).collect();
+        let call = self.b.build_indirect_call(fty, f, &args, name);
+        int_result(call.expect("positioned"))
+    }
+
     /// `v` passed through an empty inline-asm move (`mov.b32` or `mov.b64`): the same
     /// value, which no IR or codegen pass can match with another computation of it. A
     /// cold path builds its copies of hot values from these, so that GVN's PRE in the
@@ -224,27 +253,13 @@ impl<'ctx> Ir<'ctx> {
         if i.is_const() {
             return v;
         }
-        let ty = i.get_type();
-        let (asm, constraint) = match ty.get_bit_width() {
+        let (asm, constraints) = match i.get_type().get_bit_width() {
             32 => ("mov.b32 $0, $1;", "=r,r"),
             64 => ("mov.b64 $0, $1;", "=l,l"),
             _ => return v,
         };
-        let fty = ty.fn_type(&[ty.into()], false);
-        let (side_effects, align_stack, can_throw) = (false, false, false);
-        let f = self.ctx.create_inline_asm(
-            fty,
-            asm.to_string(),
-            constraint.to_string(),
-            side_effects,
-            align_stack,
-            Some(inkwell::InlineAsmDialect::ATT),
-            can_throw,
-        );
-        let call = self
-            .b
-            .build_indirect_call(fty, f, &[i.into()], "cusafe.cold");
-        int_result(call.expect("positioned")).into()
+        self.asm(i.get_type(), asm, constraints, &[i], "cusafe.cold")
+            .into()
     }
 
     /// `!a` (all bits flipped).
