@@ -415,226 +415,41 @@ static llvm::Value *noneOrSpan(llvm::SCEVExpander &Exp, llvm::IRBuilder<> &B,
   return B.CreateSelect(B.CreateICmpEQ(N, B.getInt64(0)), B.getInt64(0), Span);
 }
 
-namespace {
-// Where an access's loop range is taken: its innermost loop `L`, whose preheader's
-// terminator `T` the check goes before, the trips it covers (`Trips`, a backedge-taken
-// count: for an access on leading trips only, see `leadingTrips`, the last trip that
-// makes it) and `Runs`, how many trips make it (nullptr: every trip; the range is empty,
-// and fits every window, when none does).
-struct Where {
-  llvm::Loop *L;
-  llvm::Instruction *T;
-  const llvm::SCEV *Trips;
-  const llvm::SCEV *Runs;
-};
-
-std::optional<Where> whereOf(LoopRanges &S, llvm::Instruction *I, llvm::Value *Ptr,
-                             llvm::Value *Root) {
-  llvm::Loop *L = S.LI.getLoopFor(I->getParent());
-  if (!L)
-    return std::nullopt;
-  llvm::BasicBlock *Pre = L->getLoopPreheader();
-  if (!Pre || !L->isLoopInvariant(Root) || !onlyIntrinsicCalls(*L))
-    return std::nullopt;
-  llvm::Type *I64 = llvm::Type::getInt64Ty(I->getContext());
-  const llvm::SCEV *Trips = S.SE.getBackedgeTakenCount(L);
-  const llvm::SCEV *Runs = nullptr;
-  if (!everyTrip(S, *L, I->getParent())) {
-    if (llvm::isa<llvm::SCEVCouldNotCompute>(Trips))
-      return std::nullopt;
-    Runs = leadingTrips(S, *L, I->getParent(), Trips);
-    if (!Runs)
-      return std::nullopt;
-    Trips = S.SE.getSMaxExpr(S.SE.getZero(I64), S.SE.getMinusSCEV(Runs, S.SE.getOne(I64)));
-  }
-  if (I->getModule()->getDataLayout().getIndexTypeSizeInBits(Ptr->getType()) != 64)
-    return std::nullopt;
-  return Where{L, Pre->getTerminator(), Trips, Runs};
-}
-
-// One or more accesses of one loop through one root whose addresses walk the same way
-// (`Walk`: same base, scale, extension and step) from different starts, with a run-time
-// step or a 32-bit index (the general case of `cusafe_loop_range`).
-struct Walks {
-  Where At;
-  Walk W;
-  llvm::SmallVector<const llvm::SCEV *, 8> Starts;
-};
-
-// The walks of `Ptrs` (accesses `Insts` from `Root`), when they are one `Walks`.
-std::optional<Walks> walksOf(LoopRanges &S, llvm::ArrayRef<llvm::Instruction *> Insts,
-                             llvm::ArrayRef<llvm::Value *> Ptrs, llvm::Value *Root) {
-  std::optional<Walks> Out;
-  for (size_t K = 0; K < Insts.size(); ++K) {
-    std::optional<Where> At = whereOf(S, Insts[K], Ptrs[K], Root);
-    if (!At || llvm::isa<llvm::SCEVCouldNotCompute>(At->Trips))
-      return std::nullopt;
-    const llvm::SCEV *PtrS = S.SE.getSCEV(Ptrs[K]);
-    if (S.SE.isLoopInvariant(PtrS, At->L))
-      return std::nullopt;
-    std::optional<Walk> W = walkOf(S.SE, *At->L, PtrS);
-    if (!W)
-      return std::nullopt;
-    const llvm::SCEV *Step = W->X->getStepRecurrence(S.SE);
-    if (W->Ext == Walk::Same && llvm::isa<llvm::SCEVConstant>(Step))
-      return std::nullopt;
-    if (!Out) {
-      Out = Walks{*At, *W, {}};
-    } else {
-      const Walk &V = Out->W;
-      if (At->L != Out->At.L || At->Trips != Out->At.Trips || At->Runs != Out->At.Runs ||
-          W->Base != V.Base || W->Scale != V.Scale || W->Ext != V.Ext ||
-          Step != V.X->getStepRecurrence(S.SE) || W->X->getType() != V.X->getType())
-        return std::nullopt;
-    }
-    Out->Starts.push_back(W->X->getStart());
-  }
-  return Out;
-}
-
-// Whether every part of `Ws`' range can be expanded before its preheader's terminator.
-bool expandable(LoopRanges &S, const Walks &Ws, llvm::SCEVExpander &Exp) {
-  llvm::Instruction *T = Ws.At.T;
-  llvm::Type *I64 = llvm::Type::getInt64Ty(T->getContext());
-  for (const llvm::SCEV *Start : Ws.Starts)
-    if (!Exp.isSafeToExpandAt(Start, T))
-      return false;
-  return Exp.isSafeToExpandAt(Ws.W.X->getStepRecurrence(S.SE), T) &&
-         Exp.isSafeToExpandAt(S.SE.getTruncateOrZeroExtend(Ws.At.Trips, I64), T) &&
-         (!Ws.W.Base || Exp.isSafeToExpandAt(Ws.W.Base, T)) &&
-         (!Ws.At.Runs || Exp.isSafeToExpandAt(Ws.At.Runs, T));
-}
-
-// `Walks`' range expanded before its preheader's terminator: `*Lo` and `*Span` as for
-// `cusafe_loop_range`; false (nothing built) when some part cannot be expanded there.
-// The trips go from each walk's first address to its last one way or the other, so
-// together they cover from the least of the first and last addresses to the greatest,
-// and the Below bytes before: with one start, [min(first, last), max(first, last) +
-// Len); with several, the first and last addresses of the least and greatest starts
-// bound every walk's (the scale's sign, a constant, says which are lower). This holds
-// provided that (1) no index wraps in its own type (the least and greatest starts'
-// last values, computed in 64 bits, are still of that type: then so is every start's,
-// which lies between them, and every trip's index is the straight-line one) and (2) no
-// walk wraps around the address space: it does not when |step| * trips < 2^63 (a
-// wrapped walk travels at least 2^64 minus the window's size). When either fails, the
-// span is all ones, which fits no window, and the check fails; the program's trips then
-// go outside the window too (a walk of 2^63 bytes or more in steps under 2^63 cannot
-// stay inside a window under 2^62 bytes), or its index overflows its signed type
-// (undefined in the source), so no access the program would not make is reported. (An
-// unsigned index that wraps is defined, but its access then lies some 2^32 elements
-// away: reported too.) The least and greatest starts' trips are one walk's and hold
-// accesses the program makes, so the union check fails exactly when one walk's would.
-bool expandWalks(LoopRanges &S, const Walks &Ws, llvm::Type *PtrTy, uint64_t Below,
-                 uint64_t Len, LLVMValueRef *Lo, LLVMValueRef *Span) {
-  const Where &At = Ws.At;
-  const Walk &W = Ws.W;
-  llvm::Instruction *T = At.T;
-  llvm::Function *F = T->getFunction();
-  llvm::Type *I64 = llvm::Type::getInt64Ty(T->getContext());
-  const llvm::DataLayout &DL = F->getParent()->getDataLayout();
-  llvm::SCEVExpander Exp(S.SE, DL, "cusafe.loop");
-  if (!expandable(S, Ws, Exp))
-    return false;
-  const llvm::SCEV *StepS = W.X->getStepRecurrence(S.SE);
-  const llvm::SCEV *Trips64 = S.SE.getTruncateOrZeroExtend(At.Trips, I64);
-  llvm::IRBuilder<> B(T);
-  llvm::Value *TripsV = Exp.expandCodeFor(Trips64, I64, T);
-  llvm::Type *XTy = W.X->getType();
-  // Each start as an i64: the address (a walk of the address itself) or the index.
-  llvm::SmallVector<llvm::Value *, 8> Starts;
-  llvm::Value *First = nullptr, *T64;
-  if (W.Ext == Walk::Same) {
-    for (const llvm::SCEV *Start : Ws.Starts) {
-      llvm::Value *P = Exp.expandCodeFor(behindCopy(S, Start, *F), PtrTy, T);
-      First = First ? First : P;
-      Starts.push_back(B.CreatePtrToInt(P, I64));
-    }
-    T64 = Exp.expandCodeFor(StepS, I64, T);
-  } else {
-    for (const llvm::SCEV *Start : Ws.Starts) {
-      llvm::Value *X0 = Exp.expandCodeFor(Start, XTy, T);
-      Starts.push_back(W.Ext == Walk::Signed ? B.CreateSExt(X0, I64) : B.CreateZExt(X0, I64));
-    }
-    T64 = B.CreateSExt(Exp.expandCodeFor(StepS, XTy, T), I64);
-  }
-  llvm::Value *Mag = B.CreateBinaryIntrinsic(llvm::Intrinsic::abs, T64, B.getFalse());
-  llvm::Value *Trip = B.CreateBinaryIntrinsic(llvm::Intrinsic::umul_with_overflow, Mag, TripsV);
-  llvm::Value *Far = B.CreateOr(B.CreateExtractValue(Trip, 1),
-                                B.CreateICmpSLT(B.CreateExtractValue(Trip, 0), B.getInt64(0)));
-  // The least and greatest starts (the one start itself when there is one).
-  llvm::Intrinsic::ID MinOf = W.Ext == Walk::Signed ? llvm::Intrinsic::smin : llvm::Intrinsic::umin;
-  llvm::Intrinsic::ID MaxOf = W.Ext == Walk::Signed ? llvm::Intrinsic::smax : llvm::Intrinsic::umax;
-  llvm::Value *Least = Starts[0], *Greatest = Starts[0];
-  for (size_t K = 1; K < Starts.size(); ++K) {
-    Least = B.CreateBinaryIntrinsic(MinOf, Least, Starts[K]);
-    Greatest = B.CreateBinaryIntrinsic(MaxOf, Greatest, Starts[K]);
-  }
-  llvm::Value *Walked = B.CreateMul(T64, TripsV);
-  llvm::Value *LeastLast = B.CreateAdd(Least, Walked);
-  llvm::Value *GreatestLast = Starts.size() == 1 ? LeastLast : B.CreateAdd(Greatest, Walked);
-  // Addresses: the least start's first and last (A, Z), the greatest's (A2, Z2), and
-  // the first start's (A0, at First).
-  llvm::Value *A = Least, *Z = LeastLast, *A2 = Greatest, *Z2 = GreatestLast, *A0 = Starts[0];
-  if (W.Ext != Walk::Same) {
-    for (llvm::Value *L64 : {LeastLast, GreatestLast}) {
-      llvm::Value *Narrow = B.CreateTrunc(L64, XTy);
-      llvm::Value *Back = W.Ext == Walk::Signed ? B.CreateSExt(Narrow, I64) : B.CreateZExt(Narrow, I64);
-      Far = B.CreateOr(Far, B.CreateICmpNE(Back, L64));
-      if (Starts.size() == 1)
-        break;
-    }
-    llvm::Value *Base = Exp.expandCodeFor(behindCopy(S, W.Base, *F), PtrTy, T);
-    llvm::Value *Scale = B.getInt64(W.Scale);
-    First = B.CreateGEP(B.getInt8Ty(), Base, B.CreateMul(Starts[0], Scale));
-    llvm::Value *BaseInt = B.CreatePtrToInt(Base, I64);
-    auto address = [&](llvm::Value *X) { return B.CreateAdd(BaseInt, B.CreateMul(X, Scale)); };
-    A = address(Least);
-    Z = address(LeastLast);
-    A0 = A;
-    if (Starts.size() > 1) {
-      A2 = address(Greatest);
-      Z2 = address(GreatestLast);
-      A0 = address(Starts[0]);
-      if (W.Scale < 0) {
-        std::swap(A, A2);
-        std::swap(Z, Z2);
-      }
-    } else {
-      A2 = A, Z2 = Z;
-    }
-  }
-  llvm::Value *Min = B.CreateBinaryIntrinsic(llvm::Intrinsic::umin, A, Z);
-  llvm::Value *Max = B.CreateBinaryIntrinsic(llvm::Intrinsic::umax, A2, Z2);
-  llvm::Value *Covered = B.CreateAdd(B.CreateSub(Max, Min), B.getInt64(Below + Len));
-  llvm::Value *Whole = B.CreateSelect(Far, B.getInt64(~0ULL), Covered);
-  *Span = llvm::wrap(noneOrSpan(Exp, B, At.Runs, Whole, T));
-  // The lowest address as the first start's first address plus a byte offset: a
-  // pointer derived from it.
-  *Lo = llvm::wrap(B.CreateGEP(B.getInt8Ty(), First,
-                               B.CreateSub(B.CreateSub(Min, A0), B.getInt64(Below))));
-  return true;
-}
-} // namespace
-
 extern "C" bool cusafe_loop_range(void *P, LLVMValueRef Inst, LLVMValueRef Ptr,
                                   LLVMValueRef Root, uint64_t Below, uint64_t Len,
                                   LLVMValueRef *Lo,
                                   LLVMValueRef *Span, LLVMValueRef *At, bool Expand) {
   auto &S = *static_cast<LoopRanges *>(P);
   auto *I = llvm::unwrap<llvm::Instruction>(Inst);
-  std::optional<Where> Wh = whereOf(S, I, llvm::unwrap(Ptr), llvm::unwrap(Root));
-  if (!Wh)
+  llvm::Loop *L = S.LI.getLoopFor(I->getParent());
+  if (!L)
     return false;
-  const llvm::SCEV *Trips = Wh->Trips, *Runs = Wh->Runs;
-  llvm::Instruction *T = Wh->T;
+  llvm::BasicBlock *Pre = L->getLoopPreheader();
+  if (!Pre || !L->isLoopInvariant(llvm::unwrap(Root)) || !onlyIntrinsicCalls(*L))
+    return false;
+  // Trips taken (the backedge-taken count); for an access on leading trips only (see
+  // `leadingTrips`), the last trip that makes it, and `Runs`, how many do (the range
+  // is then empty, and fits every window, when none does).
   llvm::Type *I64 = llvm::Type::getInt64Ty(I->getContext());
+  const llvm::SCEV *Trips = S.SE.getBackedgeTakenCount(L);
+  const llvm::SCEV *Runs = nullptr;
+  if (!everyTrip(S, *L, I->getParent())) {
+    if (llvm::isa<llvm::SCEVCouldNotCompute>(Trips))
+      return false;
+    Runs = leadingTrips(S, *L, I->getParent(), Trips);
+    if (!Runs)
+      return false;
+    Trips = S.SE.getSMaxExpr(S.SE.getZero(I64), S.SE.getMinusSCEV(Runs, S.SE.getOne(I64)));
+  }
   const llvm::DataLayout &DL = I->getModule()->getDataLayout();
+  if (DL.getIndexTypeSizeInBits(llvm::unwrap(Ptr)->getType()) != 64)
+    return false;
   llvm::Type *PtrTy = llvm::unwrap(Ptr)->getType();
+  llvm::Instruction *T = Pre->getTerminator();
   llvm::Function *F = T->getFunction();
   llvm::SCEVExpander Exp(S.SE, DL, "cusafe.loop");
   const llvm::SCEV *PtrS = S.SE.getSCEV(llvm::unwrap(Ptr));
-  *At = llvm::wrap(T);
-  if (S.SE.isLoopInvariant(PtrS, Wh->L)) {
+  if (S.SE.isLoopInvariant(PtrS, L)) {
     // The same address on every trip (gemm's As[ty][tx] = ... in its tile loop): the
     // range is one trip's, [Ptr - Below, Ptr + Len), whatever the trip count (the first
     // trip makes the access).
@@ -646,15 +461,18 @@ extern "C" bool cusafe_loop_range(void *P, LLVMValueRef Inst, LLVMValueRef Ptr,
     llvm::Value *P0 = Exp.expandCodeFor(PtrS, PtrTy, T);
     *Lo = llvm::wrap(B.CreateGEP(B.getInt8Ty(), P0, B.getInt64(-static_cast<int64_t>(Below))));
     *Span = llvm::wrap(noneOrSpan(Exp, B, Runs, B.getInt64(Below + Len), T));
+    *At = llvm::wrap(T);
     return true;
   }
   if (llvm::isa<llvm::SCEVCouldNotCompute>(Trips))
     return false;
-  std::optional<Walk> W = walkOf(S.SE, *Wh->L, PtrS);
+  std::optional<Walk> W = walkOf(S.SE, *L, PtrS);
   if (!W)
     return false;
   const llvm::SCEVAddRecExpr *AR = W->X;
-  const auto *Step = llvm::dyn_cast<llvm::SCEVConstant>(AR->getStepRecurrence(S.SE));
+  const llvm::SCEV *StepS = AR->getStepRecurrence(S.SE);
+  const llvm::SCEV *Trips64 = S.SE.getTruncateOrZeroExtend(Trips, I64);
+  const auto *Step = llvm::dyn_cast<llvm::SCEVConstant>(StepS);
   if (W->Ext == Walk::Same && Step) {
     // The address itself steps by a constant: the range is exact, no guard needed.
     if (Step->getAPInt().getSignificantBits() > 32)
@@ -664,8 +482,7 @@ extern "C" bool cusafe_loop_range(void *P, LLVMValueRef Inst, LLVMValueRef Ptr,
         S.SE.getAddExpr(Step->getAPInt().isNegative() ? Last : AR->getStart(),
                         S.SE.getConstant(I64, -Below, /*isSigned=*/true));
     const llvm::SCEV *SpanS = S.SE.getAddExpr(
-        S.SE.getMulExpr(S.SE.getTruncateOrZeroExtend(Trips, I64),
-                        S.SE.getConstant(I64, Step->getAPInt().abs().getZExtValue())),
+        S.SE.getMulExpr(Trips64, S.SE.getConstant(I64, Step->getAPInt().abs().getZExtValue())),
         S.SE.getConstant(I64, Below + Len));
     if (!Exp.isSafeToExpandAt(LoS, T) || !Exp.isSafeToExpandAt(SpanS, T) ||
         (Runs && !Exp.isSafeToExpandAt(Runs, T)))
@@ -675,37 +492,68 @@ extern "C" bool cusafe_loop_range(void *P, LLVMValueRef Inst, LLVMValueRef Ptr,
     *Lo = llvm::wrap(Exp.expandCodeFor(behindCopy(S, LoS, *F), PtrTy, T));
     llvm::IRBuilder<> B(T);
     *Span = llvm::wrap(noneOrSpan(Exp, B, Runs, Exp.expandCodeFor(SpanS, I64, T), T));
+    *At = llvm::wrap(T);
     return true;
   }
-  // Otherwise a run-time step (a[i * m + j]) or a walk of a 32-bit index: `expandWalks`.
-  Walks Ws{*Wh, *W, {AR->getStart()}};
-  if (!Expand)
-    return expandable(S, Ws, Exp);
-  return expandWalks(S, Ws, PtrTy, Below, Len, Lo, Span);
-}
-
-// One range for accesses `Insts[k]` of `Ptrs[k]` (N of them, two or more) from `Root`,
-// each of `[ptr - Below, ptr + Len)` per trip, when they walk one loop the same way
-// from different starts (`Walks`: unrolled copies of one access, `a[i * m + j]` with
-// `j` and `j + m`): the union of their loop ranges, expanded once in the preheader (see
-// `expandWalks`), in `*Lo`, `*Span` and `*At` as for `cusafe_loop_range`. False, with
-// nothing built, when they do not.
-extern "C" bool cusafe_loop_range_union(void *P, const LLVMValueRef *Insts,
-                                        const LLVMValueRef *Ptrs, unsigned N,
-                                        LLVMValueRef Root, uint64_t Below, uint64_t Len,
-                                        LLVMValueRef *Lo, LLVMValueRef *Span,
-                                        LLVMValueRef *At) {
-  auto &S = *static_cast<LoopRanges *>(P);
-  llvm::SmallVector<llvm::Instruction *, 8> Is;
-  llvm::SmallVector<llvm::Value *, 8> Ps;
-  for (unsigned K = 0; K < N; ++K) {
-    Is.push_back(llvm::unwrap<llvm::Instruction>(Insts[K]));
-    Ps.push_back(llvm::unwrap(Ptrs[K]));
-  }
-  std::optional<Walks> Ws = walksOf(S, Is, Ps, llvm::unwrap(Root));
-  if (N < 2 || !Ws || !expandWalks(S, *Ws, Ps[0]->getType(), Below, Len, Lo, Span))
+  // Otherwise (a run-time step, a[i * m + j], or a walk of a 32-bit index) the trips go
+  // from the first address to the last one way or the other and cover
+  // [min(first, last), max(first, last) + Len) and the Below bytes before it, provided
+  // that (1) the index does not wrap in its own type (its last value, computed in 64
+  // bits, is still one of that type: then every trip's index is the straight-line one)
+  // and (2) the walk does not wrap around the address space between the two: it does
+  // not when |step| * trips < 2^63 (a wrapped walk travels at least 2^64 minus the
+  // window's size). When either fails, the span is all ones, which fits no window, and
+  // the check fails; the program's trips then go outside the window too (a walk of
+  // 2^63 bytes or more in steps under 2^63 cannot stay inside a window under 2^62
+  // bytes), or its index overflows its signed type (undefined in the source), so no
+  // access the program would not make is reported. (An unsigned index that wraps is
+  // defined, but its access then lies some 2^32 elements away: reported too.)
+  if (!Exp.isSafeToExpandAt(AR->getStart(), T) || !Exp.isSafeToExpandAt(StepS, T) ||
+      !Exp.isSafeToExpandAt(Trips64, T) || (W->Base && !Exp.isSafeToExpandAt(W->Base, T)) ||
+      (Runs && !Exp.isSafeToExpandAt(Runs, T)))
     return false;
-  *At = llvm::wrap(Ws->At.T);
+  if (!Expand)
+    return true;
+  llvm::IRBuilder<> B(T);
+  llvm::Value *TripsV = Exp.expandCodeFor(Trips64, I64, T);
+  llvm::Value *First, *S64, *T64;
+  if (W->Ext == Walk::Same) {
+    First = Exp.expandCodeFor(behindCopy(S, AR->getStart(), *F), PtrTy, T);
+    S64 = B.CreatePtrToInt(First, I64);
+    T64 = Exp.expandCodeFor(StepS, I64, T);
+  } else {
+    llvm::Type *XTy = AR->getType();
+    llvm::Value *X0 = Exp.expandCodeFor(AR->getStart(), XTy, T);
+    S64 = W->Ext == Walk::Signed ? B.CreateSExt(X0, I64) : B.CreateZExt(X0, I64);
+    T64 = B.CreateSExt(Exp.expandCodeFor(StepS, XTy, T), I64);
+  }
+  llvm::Value *Mag = B.CreateBinaryIntrinsic(llvm::Intrinsic::abs, T64, B.getFalse());
+  llvm::Value *Trip = B.CreateBinaryIntrinsic(llvm::Intrinsic::umul_with_overflow, Mag, TripsV);
+  llvm::Value *Far = B.CreateOr(B.CreateExtractValue(Trip, 1),
+                                B.CreateICmpSLT(B.CreateExtractValue(Trip, 0), B.getInt64(0)));
+  llvm::Value *L64 = B.CreateAdd(S64, B.CreateMul(T64, TripsV));
+  llvm::Value *A = S64, *Z = L64;
+  if (W->Ext != Walk::Same) {
+    llvm::Type *XTy = AR->getType();
+    llvm::Value *Narrow = B.CreateTrunc(L64, XTy);
+    llvm::Value *Back = W->Ext == Walk::Signed ? B.CreateSExt(Narrow, I64) : B.CreateZExt(Narrow, I64);
+    Far = B.CreateOr(Far, B.CreateICmpNE(Back, L64));
+    llvm::Value *Base = Exp.expandCodeFor(behindCopy(S, W->Base, *F), PtrTy, T);
+    llvm::Value *Scale = B.getInt64(W->Scale);
+    First = B.CreateGEP(B.getInt8Ty(), Base, B.CreateMul(S64, Scale));
+    llvm::Value *BaseInt = B.CreatePtrToInt(Base, I64);
+    A = B.CreateAdd(BaseInt, B.CreateMul(S64, Scale));
+    Z = B.CreateAdd(BaseInt, B.CreateMul(L64, Scale));
+  }
+  llvm::Value *Min = B.CreateBinaryIntrinsic(llvm::Intrinsic::umin, A, Z);
+  llvm::Value *Max = B.CreateBinaryIntrinsic(llvm::Intrinsic::umax, A, Z);
+  llvm::Value *Covered = B.CreateAdd(B.CreateSub(Max, Min), B.getInt64(Below + Len));
+  llvm::Value *Walked = B.CreateSelect(Far, B.getInt64(~0ULL), Covered);
+  *Span = llvm::wrap(noneOrSpan(Exp, B, Runs, Walked, T));
+  // The lowest address as the first plus a byte offset: a pointer derived from it.
+  *Lo = llvm::wrap(B.CreateGEP(B.getInt8Ty(), First,
+                               B.CreateSub(B.CreateSub(Min, A), B.getInt64(Below))));
+  *At = llvm::wrap(T);
   return true;
 }
 

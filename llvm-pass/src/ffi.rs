@@ -73,8 +73,8 @@ extern "C" {
     /// The bytes access `inst` of `[ptr - below, ptr + len)` from `root` covers over
     /// every trip of its loop, expanded in the preheader: the lowest address in `*lo`,
     /// the length in `*span`, the preheader's terminator in `*at`; false when the loop
-    /// or the address does not allow it. With `expand` false nothing is built (`*lo`
-    /// and `*span` are not written): only whether it would be, and where.
+    /// or the address does not allow it. With `expand` false nothing is built (or
+    /// written): only whether it would be.
     #[allow(clippy::too_many_arguments)]
     pub fn cusafe_loop_range(
         s: LoopAnalysesRef,
@@ -87,25 +87,6 @@ extern "C" {
         span: *mut LLVMValueRef,
         at: *mut LLVMValueRef,
         expand: bool,
-    ) -> bool;
-
-    /// One range for the `n` accesses `insts[k]` of `[ptrs[k] - below, ptrs[k] + len)`
-    /// from `root` (two or more) that walk one loop the same way from different starts
-    /// (unrolled copies of one access): the union of their loop ranges, expanded once in
-    /// the preheader, written as by [`cusafe_loop_range`]; false, with nothing built,
-    /// when they do not walk alike.
-    #[allow(clippy::too_many_arguments)]
-    pub fn cusafe_loop_range_union(
-        s: LoopAnalysesRef,
-        insts: *const LLVMValueRef,
-        ptrs: *const LLVMValueRef,
-        n: u32,
-        root: LLVMValueRef,
-        below: u64,
-        len: u64,
-        lo: *mut LLVMValueRef,
-        span: *mut LLVMValueRef,
-        at: *mut LLVMValueRef,
     ) -> bool;
 
     /// The signed range ScalarEvolution knows for integer `v`, in `*lo..=*hi`; false

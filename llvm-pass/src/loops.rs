@@ -4,8 +4,8 @@
 
 use crate::collect::Range;
 use crate::ffi::{
-    cusafe_loop_range, cusafe_loop_range_union, cusafe_loop_ranges_free, cusafe_loop_ranges_new,
-    cusafe_signed_range, cusafe_simplify_loops, LoopAnalysesRef,
+    cusafe_loop_range, cusafe_loop_ranges_free, cusafe_loop_ranges_new, cusafe_signed_range,
+    cusafe_simplify_loops, LoopAnalysesRef,
 };
 use inkwell::values::{
     AsValueRef, BasicValueEnum, FunctionValue, InstructionValue, IntValue, PointerValue,
@@ -83,84 +83,22 @@ impl LoopAnalyses {
     /// Whether [`LoopAnalyses::range`] would check range `r` of `inst` once in its
     /// loop's preheader (builds nothing).
     pub fn has_range(&self, inst: InstructionValue, r: &Range) -> bool {
-        self.range_at(inst, r, 0, 1).is_some()
-    }
-
-    /// Where [`LoopAnalyses::range`] would check range `r` of `inst` (`[r.addr -
-    /// below, r.addr + len)` per trip): its loop preheader's terminator; `None` when
-    /// it would not. Builds nothing.
-    pub fn range_at<'ctx>(
-        &self,
-        inst: InstructionValue<'ctx>,
-        r: &Range<'ctx>,
-        below: u64,
-        len: u64,
-    ) -> Option<InstructionValue<'ctx>> {
-        let (mut lo, mut span, mut at) = (
-            std::ptr::null_mut(),
-            std::ptr::null_mut(),
-            std::ptr::null_mut(),
-        );
-        let found = unsafe {
+        let mut out = std::ptr::null_mut();
+        let (mut span, mut at) = (std::ptr::null_mut(), std::ptr::null_mut());
+        unsafe {
             cusafe_loop_range(
                 self.0,
                 inst.as_value_ref(),
                 r.addr.as_value_ref(),
                 r.root.as_value_ref(),
-                below,
-                len,
-                &mut lo,
+                0,
+                1,
+                &mut out,
                 &mut span,
                 &mut at,
                 false,
             )
-        };
-        // Safety: the shim writes the preheader's terminator when it finds a range.
-        found.then(|| unsafe { InstructionValue::new(at) })
-    }
-
-    /// One range for `members` (accesses and their ranges from one root, each of
-    /// `[r.addr - below, r.addr + len)` per trip, two or more) that walk one loop the
-    /// same way from different starts (unrolled copies of one access): the union of
-    /// their loop ranges, expanded once in the preheader; `None`, with nothing built,
-    /// when they do not walk alike (see the shim's `cusafe_loop_range_union`).
-    pub fn union_range<'ctx>(
-        &self,
-        members: &[(InstructionValue<'ctx>, &Range<'ctx>)],
-        below: u64,
-        len: u64,
-    ) -> Option<LoopRange<'ctx>> {
-        let insts: Vec<_> = members.iter().map(|(i, _)| i.as_value_ref()).collect();
-        let ptrs: Vec<_> = members.iter().map(|(_, r)| r.addr.as_value_ref()).collect();
-        let root = members.first()?.1.root.as_value_ref();
-        let (mut lo, mut span, mut at) = (
-            std::ptr::null_mut(),
-            std::ptr::null_mut(),
-            std::ptr::null_mut(),
-        );
-        let n = u32::try_from(members.len()).ok()?;
-        let found = unsafe {
-            cusafe_loop_range_union(
-                self.0,
-                insts.as_ptr(),
-                ptrs.as_ptr(),
-                n,
-                root,
-                below,
-                len,
-                &mut lo,
-                &mut span,
-                &mut at,
-            )
-        };
-        // Safety: as for `range`.
-        found.then(|| unsafe {
-            LoopRange {
-                lo: PointerValue::new(lo),
-                span: IntValue::new(span),
-                at: InstructionValue::new(at),
-            }
-        })
+        }
     }
 
     /// The signed range ScalarEvolution knows for integer `v` wherever it is defined

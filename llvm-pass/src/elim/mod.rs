@@ -86,7 +86,7 @@ use crate::collect::{Access, Len, Range, Target};
 use crate::dom::Cfg;
 use crate::intervals::Intervals;
 use crate::ir::{callee, opcode, Ir};
-use crate::loops::{LoopAnalyses, LoopRange};
+use crate::loops::LoopAnalyses;
 use crate::options::{PassOptions, Recover};
 use crate::remat::Remat;
 use cusafe_format::report::ACCESS_RANGE;
@@ -492,15 +492,8 @@ fn invariant_point<'ctx>(
 }
 
 /// Moves checks (single ranges and neighbouring groups) whose loop range is known out
-/// of their loop: one check of the whole range in the preheader instead. Ranges of one
-/// site (an unrolled loop's copies of one access: one root, one source position, one
-/// kind of access, the same bytes per trip) checked before one preheader terminator
-/// are one check of their union when they walk the loop alike
-/// ([`LoopAnalyses::union_range`]): one expansion instead of one per copy.
+/// of their loop: one check of the whole range in the preheader instead.
 fn hoist_loop_ranges<'ctx>(loops: &LoopAnalyses, accesses: &[Access<'ctx>], plan: &mut Plan<'ctx>) {
-    // The candidates in program order, each with its site's index in `sites`.
-    let mut sites: Vec<LoopSite<'ctx>> = Vec::new();
-    let mut candidates: Vec<(RangeId, &Range<'ctx>, usize)> = Vec::new();
     for i in plan.order.clone() {
         for (id, r) in RangeId::all(i, &accesses[i]) {
             // Per trip: the range itself, or its group's union around it.
@@ -528,89 +521,27 @@ fn hoist_loop_ranges<'ctx>(loops: &LoopAnalyses, accesses: &[Access<'ctx>], plan
                 },
                 _ => continue,
             };
-            let inst = accesses[i].inst;
-            let Some(at) = loops.range_at(inst, r, below, len) else {
+            let Some(lr) = loops.range(accesses[i].inst, r, below, len) else {
                 continue;
             };
-            let site = LoopSite {
-                at,
-                root: r.root,
-                below,
-                len,
-                flags: r.flags,
-                pos: crate::sites::source_pos(inst),
-            };
-            let s = match sites.iter().position(|s| *s == site) {
-                Some(s) => s,
-                None => {
-                    sites.push(site);
-                    sites.len() - 1
-                }
-            };
-            candidates.push((id, r, s));
+            // The check that used an anchor's root half is gone from the loop.
+            plan.drop_anchor(id, accesses[i].inst);
+            plan.set(id, CheckPlan::Covered);
+            plan.loop_checks.push(LoopCheck {
+                access: i,
+                range: Range {
+                    addr: lr.lo,
+                    // A span the expansion folded to a constant compares like a
+                    // constant length (one compare against a bound).
+                    len: const_int(lr.span.into())
+                        .and_then(|n| u64::try_from(n).ok())
+                        .map_or(Len::Value(lr.span), Len::Const),
+                    flags: r.flags | ACCESS_RANGE,
+                    last_byte: false,
+                    ..r.clone()
+                },
+                at: lr.at,
+            });
         }
     }
-    // The union of each site with two or more candidates that walk alike.
-    let mut unions: Vec<Option<LoopRange<'ctx>>> = sites
-        .iter()
-        .enumerate()
-        .map(|(s, site)| {
-            let walks: Vec<_> = candidates
-                .iter()
-                .filter(|c| c.2 == s)
-                .map(|&(id, r, _)| (id.inst(accesses), r))
-                .collect();
-            (walks.len() > 1)
-                .then(|| loops.union_range(&walks, site.below, site.len))
-                .flatten()
-        })
-        .collect();
-    let united: Vec<bool> = unions.iter().map(Option::is_some).collect();
-    for &(id, r, s) in &candidates {
-        let site = &sites[s];
-        // A union is checked where its site's first candidate was (the later ones
-        // find it taken); a range that cannot be built leaves its check in the loop.
-        let lr = if united[s] {
-            unions[s].take()
-        } else {
-            let Some(lr) = loops.range(id.inst(accesses), r, site.below, site.len) else {
-                continue;
-            };
-            Some(lr)
-        };
-        // The check that used an anchor's root half is gone from the loop.
-        plan.drop_anchor(id, id.inst(accesses));
-        plan.set(id, CheckPlan::Covered);
-        let Some(lr) = lr else {
-            continue;
-        };
-        plan.loop_checks.push(LoopCheck {
-            access: id.access,
-            range: Range {
-                addr: lr.lo,
-                // A span the expansion folded to a constant compares like a
-                // constant length (one compare against a bound).
-                len: const_int(lr.span.into())
-                    .and_then(|n| u64::try_from(n).ok())
-                    .map_or(Len::Value(lr.span), Len::Const),
-                flags: r.flags | ACCESS_RANGE,
-                last_byte: false,
-                ..r.clone()
-            },
-            at: lr.at,
-        });
-    }
-}
-
-/// What the loop-range copies of one access share (see [`hoist_loop_ranges`]): where
-/// the check goes, the root, the bytes per trip around the address, the access flags
-/// and the source position (file, line, column) its report names.
-#[derive(PartialEq)]
-struct LoopSite<'ctx> {
-    at: InstructionValue<'ctx>,
-    root: PointerValue<'ctx>,
-    below: u64,
-    len: u64,
-    flags: u32,
-    pos: (String, u32, u32),
 }

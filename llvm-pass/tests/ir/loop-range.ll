@@ -1,11 +1,10 @@
 ; Loop ranges: an access that runs on every trip of a loop with a known trip count,
 ; through an address affine in the loop, is checked once in the preheader for the whole
 ; range its trips cover; a group of neighbours for their union; an access on the
-; leading trips only (`k < X`, a 32-bit induction variable) for those trips; copies of
-; one access that walk the loop alike from different starts (unrolled) for their union.
-; Must not fire: an access on some other trips only, a top-tested loop (zero trips possible after the
+; leading trips only (`k < X`, a 32-bit induction variable) for those trips. Must not
+; fire: an access on some other trips only, a top-tested loop (zero trips possible after the
 ; preheader), a trip count that is not computable, a loop calling a function, a root
-; defined in the loop, a union of walks with different steps.
+; defined in the loop.
 ; RUN: %opt %s -o %t.ll 2>%t.stats
 ; RUN: %verify %t.ll
 ; RUN: FileCheck %s --check-prefix=STATS < %t.stats
@@ -335,7 +334,7 @@ loop:
 exit:
   ret void
 }
-!nvvm.annotations = !{!0, !1, !2, !3, !4, !5, !6, !7, !8, !9, !10, !11, !12, !13, !14, !15, !16, !17, !18, !19}
+!nvvm.annotations = !{!0, !1, !2, !3, !4, !5, !6, !7, !8, !9, !10, !11, !12, !13, !14, !15, !16, !17}
 !0 = !{ptr @counted, !"kernel", i32 1}
 !1 = !{ptr @down_pairs, !"kernel", i32 1}
 !2 = !{ptr @conditional, !"kernel", i32 1}
@@ -456,8 +455,6 @@ exit:
 !15 = !{ptr @same_slot_squares, !"kernel", i32 1}
 !16 = !{ptr @leading, !"kernel", i32 1}
 !17 = !{ptr @trailing, !"kernel", i32 1}
-!18 = !{ptr @unrolled, !"kernel", i32 1}
-!19 = !{ptr @two_steps, !"kernel", i32 1}
 
 ; The access on the leading trips only (hotspot3d's layer above, `k < n - 1 ? a[k + 1] :
 ; x`, on every trip but the last): trips k = 1 .. n - 2 of 1 .. n - 1 make it, so one
@@ -531,88 +528,6 @@ latch:
   br i1 %d, label %loop, label %exit
 exit:
   %r = phi float [ 0.0, %entry ], [ %acc1, %latch ]
-  store float %r, ptr addrspace(3) %out, align 4
-  ret void
-}
-
-; Two copies of one access, as the unroller leaves `a[i * m + j]` (trips of i by 2: the
-; indices {j, +, 2m} and {j + m, +, 2m}): one walk each from its own start, checked as
-; one union from the least start's first address to the greatest's last, one expansion
-; in the preheader (the least and greatest starts; the guard on both last indices).
-; CHECK-LABEL: define void @unrolled(
-; CHECK-LABEL: ph:
-; CHECK: [[LEAST:%.*]] = call i64 @llvm.smin.i64(i64 [[S0:%.*]], i64 [[S1:%.*]])
-; CHECK: [[GREATEST:%.*]] = call i64 @llvm.smax.i64(i64 [[S0]], i64 [[S1]])
-; CHECK: call i32 @__cusafe_fail(
-; CHECK-NOT: call i32 @__cusafe_fail(
-; CHECK-LABEL: loop:
-; CHECK-NOT: call i32 @__cusafe_
-; CHECK: ret void
-; STATS: kernel unrolled: 1 checks {{.*}} 1 loop ranges
-define void @unrolled(ptr %a, ptr addrspace(3) %out, i32 %n, i32 %m, i32 %j) {
-entry:
-  %c = icmp sgt i32 %n, 0
-  br i1 %c, label %ph, label %exit
-ph:
-  br label %loop
-loop:
-  %i = phi i32 [ 0, %ph ], [ %i2, %loop ]
-  %acc = phi float [ 0.0, %ph ], [ %acc2, %loop ]
-  %im = mul nsw i32 %i, %m
-  %x0 = add nsw i32 %im, %j
-  %x1 = add nsw i32 %x0, %m
-  %s0 = sext i32 %x0 to i64
-  %s1 = sext i32 %x1 to i64
-  %p0 = getelementptr inbounds float, ptr %a, i64 %s0
-  %p1 = getelementptr inbounds float, ptr %a, i64 %s1
-  %v0 = load float, ptr %p0, align 4
-  %v1 = load float, ptr %p1, align 4
-  %acc1 = fadd float %acc, %v0
-  %acc2 = fadd float %acc1, %v1
-  %i2 = add nsw i32 %i, 2
-  %d = icmp slt i32 %i2, %n
-  br i1 %d, label %loop, label %exit
-exit:
-  %r = phi float [ 0.0, %entry ], [ %acc2, %loop ]
-  store float %r, ptr addrspace(3) %out, align 4
-  ret void
-}
-
-; Two accesses through one root that walk with different steps ({j, +, 2m} and
-; {j, +, 6m}): no union, one loop range each.
-; CHECK-LABEL: define void @two_steps(
-; CHECK-LABEL: ph:
-; CHECK-NOT: call i64 @llvm.smax.i64
-; CHECK-LABEL: loop:
-; CHECK-NOT: call i32 @__cusafe_
-; CHECK: ret void
-; STATS: kernel two_steps: 2 checks {{.*}} 2 loop ranges
-define void @two_steps(ptr %a, ptr addrspace(3) %out, i32 %n, i32 %m, i32 %j) {
-entry:
-  %c = icmp sgt i32 %n, 0
-  br i1 %c, label %ph, label %exit
-ph:
-  br label %loop
-loop:
-  %i = phi i32 [ 0, %ph ], [ %i2, %loop ]
-  %acc = phi float [ 0.0, %ph ], [ %acc2, %loop ]
-  %im = mul nsw i32 %i, %m
-  %x0 = add nsw i32 %im, %j
-  %im3 = mul nsw i32 %im, 3
-  %x1 = add nsw i32 %im3, %j
-  %s0 = sext i32 %x0 to i64
-  %s1 = sext i32 %x1 to i64
-  %p0 = getelementptr inbounds float, ptr %a, i64 %s0
-  %p1 = getelementptr inbounds float, ptr %a, i64 %s1
-  %v0 = load float, ptr %p0, align 4
-  %v1 = load float, ptr %p1, align 4
-  %acc1 = fadd float %acc, %v0
-  %acc2 = fadd float %acc1, %v1
-  %i2 = add nsw i32 %i, 2
-  %d = icmp slt i32 %i2, %n
-  br i1 %d, label %loop, label %exit
-exit:
-  %r = phi float [ 0.0, %entry ], [ %acc2, %loop ]
   store float %r, ptr addrspace(3) %out, align 4
   ret void
 }
