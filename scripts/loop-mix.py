@@ -10,8 +10,9 @@ with the loop's IMAD.WIDEs and FFMAs. `--inject-alu K` adds K dependent 64-bit A
 instructions in a block no thread reaches to the kernel's PTX and shows the loop again.
 
 Usage (after `source scripts/env.sh`; scripts/sass.sh installs nvdisasm on first use):
-  scripts/loop-mix.py FILE.ptx KERNEL [--inject-alu K] [--emit-ptx | --sass LISTING]
-Prints the loop's instruction count and its opcodes, and which pipe its integer adds use.
+  scripts/loop-mix.py FILE.ptx [KERNEL] [--inject-alu K] [--emit-ptx | --sass LISTING]
+Prints the loop's instruction count and its opcodes, and which pipe its integer adds use;
+with no KERNEL, one line for each kernel of the file that has a loop.
 --emit-ptx prints the PTX it would assemble (with the injected block) and stops;
 --sass reads an nvdisasm listing of FILE.ptx instead of assembling it.
 """
@@ -59,19 +60,28 @@ def inject(ptx, kernel, k):
 
 def hottest_loop(sass, kernel):
     """The instructions of `kernel`'s largest loop (from a back edge's target to the
-    back edge) in nvdisasm output."""
+    back edge) in nvdisasm output, in the kernel's own code: the bodies of the functions
+    it calls, which ptxas places after it (from an instruction that follows an
+    unconditional EXIT, BRA or RET with no label between; scripts/lib/sass-counts.awk),
+    are left out."""
     m = re.search(r"\.text\." + re.escape(kernel) + r":\n(.*?)(?=\n\s*//-----|\Z)", sass, re.S)
     if not m:
         sys.exit(f"loop-mix.py: no {kernel} in the SASS")
-    labels, insts = {}, []
+    labels, insts, ended = {}, [], False
     for line in m.group(1).splitlines():
         lab = re.match(r"^\s*(\.L_x_\d+):", line)
         if lab:
             labels[lab.group(1)] = len(insts)
+            ended = False
             continue
         ins = re.search(r"/\*[0-9a-f]+\*/\s+(.*?)\s*;", line)
-        if ins:
-            insts.append(ins.group(1))
+        if not ins:
+            continue
+        if ended:
+            break
+        insts.append(ins.group(1))
+        op = ins.group(1).split()[0]
+        ended = op in ("BRA", "EXIT", "RET") or op.startswith("RET.")
     best = []
     for pos, ins in enumerate(insts):
         tgt = re.search(r"BRA\s+`\((\.L_x_\d+)\)", ins)
@@ -84,7 +94,8 @@ def hottest_loop(sass, kernel):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("ptx")
-    ap.add_argument("kernel", help="the kernel's mangled name, as in the PTX's .entry")
+    ap.add_argument("kernel", nargs="?",
+                    help="the kernel's mangled name, as in the PTX's .entry (default: all)")
     ap.add_argument("--inject-alu", type=int, default=0, metavar="K",
                     help="add K ALU instructions in a block no thread reaches first")
     out = ap.add_mutually_exclusive_group()
@@ -93,6 +104,8 @@ def main():
     a = ap.parse_args()
     if a.inject_alu < 0:
         sys.exit("loop-mix.py: --inject-alu takes a count of 0 or more")
+    if a.inject_alu and not a.kernel:
+        sys.exit("loop-mix.py: --inject-alu needs the KERNEL to add to")
     ptx = open(a.ptx).read()
     if a.inject_alu:
         ptx = inject(ptx, a.kernel, a.inject_alu)
@@ -109,15 +122,20 @@ def main():
             subprocess.run([ptxas, "-arch=sm_90", src, "-o", cubin], check=True)
             sass = subprocess.run([nvdisasm, cubin], check=True, capture_output=True,
                                   text=True).stdout
-    loop = hottest_loop(sass, a.kernel)
-    if not loop:
-        sys.exit(f"loop-mix.py: {a.kernel} has no loop")
-    ops = collections.Counter(re.sub(r"^@!?U?P\w+\s+", "", i).split()[0] for i in loop)
-    adds_alu = ops["IADD3"] + ops["LEA"] + ops["VIADD"]
-    adds_fma = ops["IMAD.IADD"]
-    print(f"{a.kernel}: hottest loop {len(loop)} instructions; integer adds on the ALU pipe "
-          f"(IADD3, LEA, VIADD) {adds_alu}, on the FMA pipe (IMAD.IADD) {adds_fma}")
-    print("  " + ", ".join(f"{n} {op}" for op, n in sorted(ops.items())))
+    kernels = [a.kernel] if a.kernel else re.findall(r"\.entry\s+([\w$]+)\s*\(", ptx)
+    for kernel in kernels:
+        loop = hottest_loop(sass, kernel)
+        if not loop and a.kernel:
+            sys.exit(f"loop-mix.py: {kernel} has no loop")
+        if not loop:
+            continue
+        ops = collections.Counter(re.sub(r"^@!?U?P\w+\s+", "", i).split()[0] for i in loop)
+        adds_alu = ops["IADD3"] + ops["LEA"] + ops["VIADD"]
+        adds_fma = ops["IMAD.IADD"]
+        print(f"{kernel}: hottest loop {len(loop)} instructions; integer adds on the ALU "
+              f"pipe (IADD3, LEA, VIADD) {adds_alu}, on the FMA pipe (IMAD.IADD) {adds_fma}")
+        if a.kernel:
+            print("  " + ", ".join(f"{n} {op}" for op, n in sorted(ops.items())))
 
 
 if __name__ == "__main__":

@@ -84,6 +84,38 @@ fn the_largest_loop_and_the_pipes_of_its_adds_are_read_from_a_listing() {
     );
 }
 
+/// An nvdisasm listing of `k` with no loop of its own, then a called function's body
+/// (after the kernel's last EXIT, no label between) that loops.
+const CALLEE_LOOP: &str = "\t.section\t.text.k,\"ax\",@progbits
+.text.k:
+        /*0000*/                   MOV R1, c[0x0][0x28] ;
+        /*0010*/                   EXIT ;
+        /*0020*/                   IADD3 R2, R2, R3, RZ ;
+.L_x_7:
+        /*0030*/                   IADD3 R2, R2, R3, RZ ;
+        /*0040*/               @P0 BRA `(.L_x_7) ;
+        /*0050*/                   RET.REL.NODEC R20 `(k) ;
+";
+
+#[test]
+fn loops_of_called_functions_placed_after_the_kernel_are_not_the_kernels() {
+    let dir = temp("callee");
+    let sass = dir.join("k.sass");
+    std::fs::write(&sass, CALLEE_LOOP).unwrap();
+    let out = loop_mix(&dir, &["k", "--sass", sass.to_str().unwrap()]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("loop-mix.py: k has no loop"));
+    // With no kernel named, a kernel without a loop prints nothing.
+    let all = succeeded(loop_mix(&dir, &["--sass", sass.to_str().unwrap()]));
+    assert_eq!(all, "");
+    std::fs::write(&sass, LISTING).unwrap();
+    let all = succeeded(loop_mix(&dir, &["--sass", sass.to_str().unwrap()]));
+    assert!(
+        all.starts_with("k: hottest loop 6 instructions;") && all.lines().count() == 1,
+        "{all}"
+    );
+}
+
 #[test]
 fn injected_alu_work_sits_behind_a_branch_no_thread_takes_and_ptxas_accepts_it() {
     let dir = temp("inject");
@@ -127,6 +159,9 @@ fn a_missing_kernel_and_a_missing_toolchain_are_named() {
     let out = loop_mix(&dir, &["nosuch", "--inject-alu", "1", "--emit-ptx"]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("no .entry nosuch in the PTX"));
+    let out = loop_mix(&dir, &["--inject-alu", "1", "--emit-ptx"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--inject-alu needs the KERNEL"));
     let out = Command::new(repo().join("scripts/loop-mix.py"))
         .args([dir.join("k.ptx").to_str().unwrap(), "k"])
         .env_remove("CUSAFE_CUDA")
