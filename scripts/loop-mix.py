@@ -11,10 +11,12 @@ instructions in a block no thread reaches to the kernel's PTX and shows the loop
 
 Usage (after `source scripts/env.sh`; scripts/sass.sh installs nvdisasm on first use):
   scripts/loop-mix.py FILE.ptx [KERNEL] [--inject-alu K] [--emit-ptx | --sass LISTING]
+                      [--ptxas PTXAS]
 Prints the loop's instruction count and its opcodes, and which pipe its integer adds use;
 with no KERNEL, one line for each kernel of the file that has a loop.
 --emit-ptx prints the PTX it would assemble (with the injected block) and stops;
---sass reads an nvdisasm listing of FILE.ptx instead of assembling it.
+--sass reads an nvdisasm listing of FILE.ptx instead of assembling it; --ptxas assembles
+with another ptxas than the toolchain's (another CUDA version's).
 """
 import argparse
 import collections
@@ -25,14 +27,14 @@ import sys
 import tempfile
 
 
-def tools():
-    """ptxas and nvdisasm from the toolchain scripts/env.sh names."""
-    cuda, tc = os.environ.get("CUSAFE_CUDA"), os.environ.get("CUSAFE_TC")
-    if not cuda or not tc:
-        sys.exit("loop-mix.py: CUSAFE_CUDA/CUSAFE_TC are unset; run `source scripts/env.sh` first")
-    ptxas = os.path.join(cuda, "bin", "ptxas")
-    nvdisasm = os.path.join(tc, "nvdisasm", "nvidia", "cu13", "bin", "nvdisasm")
-    for t, fix in ((ptxas, "run scripts/setup.sh"), (nvdisasm, "run scripts/sass.sh once (it installs nvdisasm)")):
+def tools(ptxas):
+    """ptxas (`ptxas`, else the toolchain's) and nvdisasm, as scripts/env.sh names them."""
+    cuda, nvdisasm = os.environ.get("CUSAFE_CUDA"), os.environ.get("CUSAFE_NVDISASM")
+    if not cuda or not nvdisasm:
+        sys.exit("loop-mix.py: CUSAFE_CUDA/CUSAFE_NVDISASM are unset; run `source scripts/env.sh` first")
+    ptxas = ptxas or os.path.join(cuda, "bin", "ptxas")
+    for t, fix in ((ptxas, "run scripts/setup.sh (or name another with --ptxas)"),
+                   (nvdisasm, "run scripts/sass.sh once (it installs nvdisasm)")):
         if not os.access(t, os.X_OK):
             sys.exit(f"loop-mix.py: {t} is missing; {fix}")
     return ptxas, nvdisasm
@@ -101,11 +103,14 @@ def main():
     out = ap.add_mutually_exclusive_group()
     out.add_argument("--emit-ptx", action="store_true", help="print the PTX to assemble and stop")
     out.add_argument("--sass", metavar="LISTING", help="an nvdisasm listing to read instead")
+    ap.add_argument("--ptxas", metavar="PTXAS", help="the ptxas to assemble with")
     a = ap.parse_args()
     if a.inject_alu < 0:
         sys.exit("loop-mix.py: --inject-alu takes a count of 0 or more")
     if a.inject_alu and not a.kernel:
         sys.exit("loop-mix.py: --inject-alu needs the KERNEL to add to")
+    if a.inject_alu and a.sass:
+        sys.exit("loop-mix.py: --inject-alu changes the PTX, but --sass reads a listing as it is; drop one")
     ptx = open(a.ptx).read()
     if a.inject_alu:
         ptx = inject(ptx, a.kernel, a.inject_alu)
@@ -115,13 +120,15 @@ def main():
     if a.sass:
         sass = open(a.sass).read()
     else:
-        ptxas, nvdisasm = tools()
+        ptxas, nvdisasm = tools(a.ptxas)
         with tempfile.TemporaryDirectory() as d:
             src, cubin = os.path.join(d, "k.ptx"), os.path.join(d, "k.cubin")
             open(src, "w").write(ptx)
-            subprocess.run([ptxas, "-arch=sm_90", src, "-o", cubin], check=True)
-            sass = subprocess.run([nvdisasm, cubin], check=True, capture_output=True,
-                                  text=True).stdout
+            for cmd in ([ptxas, "-arch=sm_90", src, "-o", cubin], [nvdisasm, cubin]):
+                run = subprocess.run(cmd, capture_output=True, text=True)
+                if run.returncode:
+                    sys.exit(f"loop-mix.py: {os.path.basename(cmd[0])} failed on {a.ptx}:\n{run.stderr}")
+            sass = run.stdout
     kernels = [a.kernel] if a.kernel else re.findall(r"\.entry\s+([\w$]+)\s*\(", ptx)
     for kernel in kernels:
         loop = hottest_loop(sass, kernel)

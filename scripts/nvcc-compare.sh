@@ -15,7 +15,7 @@ usage="usage: scripts/nvcc-compare.sh CUBIN_DIR [OUT_DIR] [NAME...]"
 cubins=${1:?$usage}
 out=${2:-$CUSAFE_ROOT/build/nvcc-compare}
 shift $(($# < 2 ? $# : 2))
-nvdisasm="$CUSAFE_TC/nvdisasm/nvidia/cu13/bin/nvdisasm"
+nvdisasm=$CUSAFE_NVDISASM
 if [ ! -x "$nvdisasm" ]; then
   echo "nvcc-compare.sh: $nvdisasm is missing; run scripts/sass.sh once (it installs nvdisasm)" >&2
   exit 2

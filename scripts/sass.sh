@@ -30,13 +30,13 @@ if [ ! -x "$CUSAFE_BIN/cusafe-clang++" ] || [ ! -x "$CUSAFE_CUDA/bin/ptxas" ]; t
   echo "sass.sh: cusafe-clang++ or ptxas is missing; run scripts/build.sh first" >&2
   exit 2
 fi
-nvdisasm="$CUSAFE_TC/nvdisasm/nvidia/cu13/bin/nvdisasm"
+nvdisasm=$CUSAFE_NVDISASM
 if [ ! -x "$nvdisasm" ]; then
   echo "sass.sh: installing nvdisasm from PyPI (nvidia-cuda-nvdisasm) into $CUSAFE_TC/nvdisasm" >&2
   python3 -m pip install -q --no-deps --target "$CUSAFE_TC/nvdisasm" nvidia-cuda-nvdisasm \
     || { echo "sass.sh: pip install nvidia-cuda-nvdisasm failed: check access to PyPI (or set PIP_INDEX_URL)" >&2; exit 1; }
   if [ ! -x "$nvdisasm" ]; then
-    echo "sass.sh: the nvidia-cuda-nvdisasm wheel has no nvidia/cu13/bin/nvdisasm; look in $CUSAFE_TC/nvdisasm and fix the path in this script" >&2
+    echo "sass.sh: the nvidia-cuda-nvdisasm wheel has no nvidia/cu13/bin/nvdisasm; look in $CUSAFE_TC/nvdisasm and fix CUSAFE_NVDISASM in scripts/env.sh" >&2
     exit 1
   fi
 fi

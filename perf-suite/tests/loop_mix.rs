@@ -49,7 +49,10 @@ fn loop_mix(dir: &Path, args: &[&str]) -> Output {
         .arg(&ptx)
         .args(args)
         .env("CUSAFE_CUDA", repo().join(".toolchain/cuda"))
-        .env("CUSAFE_TC", repo().join(".toolchain"))
+        .env(
+            "CUSAFE_NVDISASM",
+            repo().join(".toolchain/nvdisasm/nvidia/cu13/bin/nvdisasm"),
+        )
         .output()
         .expect("run scripts/loop-mix.py")
 }
@@ -162,10 +165,31 @@ fn a_missing_kernel_and_a_missing_toolchain_are_named() {
     let out = loop_mix(&dir, &["--inject-alu", "1", "--emit-ptx"]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("--inject-alu needs the KERNEL"));
+    let out = loop_mix(&dir, &["k", "--inject-alu", "1", "--sass", "k.sass"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--sass reads a listing as it is"));
+    // A ptxas that fails is named with what it printed, no traceback (a stand-in
+    // nvdisasm: CI has none).
+    let (fails, nvdisasm) = (dir.join("ptxas"), dir.join("nvdisasm"));
+    common::script(&fails, "echo 'ptxas fatal: bad input' >&2; exit 1");
+    common::script(&nvdisasm, "exit 0");
+    let out = Command::new(repo().join("scripts/loop-mix.py"))
+        .args([dir.join("k.ptx").to_str().unwrap(), "k", "--ptxas"])
+        .arg(&fails)
+        .env("CUSAFE_CUDA", repo().join(".toolchain/cuda"))
+        .env("CUSAFE_NVDISASM", &nvdisasm)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && !err.contains("Traceback"), "{err}");
+    assert!(
+        err.contains("ptxas failed on") && err.contains("ptxas fatal: bad input"),
+        "{err}"
+    );
     let out = Command::new(repo().join("scripts/loop-mix.py"))
         .args([dir.join("k.ptx").to_str().unwrap(), "k"])
         .env_remove("CUSAFE_CUDA")
-        .env_remove("CUSAFE_TC")
+        .env_remove("CUSAFE_NVDISASM")
         .output()
         .unwrap();
     assert!(!out.status.success());
