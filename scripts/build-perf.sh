@@ -92,7 +92,10 @@ build() {
     echo "build-perf.sh: workload $name: $mode build of $src/$name.cu failed ($*${*:+ }$cxx ${flags[*]})" >&2
     exit 1
   fi
-  ptxas_parse < "$tmp/err" > "$tmp/usage"
+  # A compile that cusafe-clang++ ran again with a register cap (docs/cli.md) printed
+  # ptxas's figures twice: the last ones per kernel are the binary's.
+  ptxas_parse < "$tmp/err" | awk '!($1 in last) { order[n++] = $1 } { last[$1] = $0 }
+    END { for (i = 0; i < n; i++) print last[order[i]] }' > "$tmp/usage"
   if [ ! -s "$tmp/usage" ]; then
     echo "build-perf.sh: workload $name: no kernel in ptxas -v output of the $mode build" >&2
     exit 1

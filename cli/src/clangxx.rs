@@ -39,7 +39,7 @@ use cusafe_format::pass_env;
 use thiserror::Error;
 
 use crate::locate::{LocateError, Locator, Lookup, Need};
-use crate::{plain_registers, resources, shell};
+use crate::{plain_registers, register_cap, resources, shell};
 
 /// GPU architecture used when the command line names none.
 pub const DEFAULT_GPU_ARCH: &str = "sm_90";
@@ -112,6 +112,13 @@ cusafe flags:
                            instead of taking them from the runtime at launch (for
                            launches cusafe's runtime does not see; slower; sets
                            CUSAFE_PASS_LAUNCH_BOUNDS=0 for clang)
+  --cusafe-no-register-cap
+                           keep the registers ptxas gives an instrumented kernel whose
+                           loops run no check (by default, where the checks outside its
+                           loops raise its count above the plain build's occupancy class,
+                           the device code is built again with -Xcuda-ptxas
+                           -maxrregcount set to the plain class: ptxas spills outside the
+                           loops, and a note says so)
   --cusafe-fuzz            a fuzz target for `cusafe fuzz`: host code with SanitizerCoverage
                            (trace-pc-guard) and AddressSanitizer, device code with edge
                            coverage (one byte store per edge) besides the checks, recover-
@@ -217,6 +224,7 @@ pub const CUSAFE_FLAGS: &[&str] = &[
     "--cusafe-stats",
     "--cusafe-recover",
     "--cusafe-no-launch-bounds",
+    crate::register_cap::NO_CAP_FLAG,
     "--cusafe-fuzz",
     "--cusafe-fuzz-warp",
     "--cusafe-fuzz-no-asan",
@@ -283,6 +291,8 @@ pub struct CusafeFlags {
     pub recover: bool,
     /// `--cusafe-no-launch-bounds`.
     pub no_launch_bounds: bool,
+    /// `--cusafe-no-register-cap`.
+    pub no_register_cap: bool,
     /// `--cusafe-fuzz` (or `--cusafe-fuzz-warp`).
     pub fuzz: bool,
     /// `--cusafe-fuzz-warp`.
@@ -452,6 +462,7 @@ impl CommandLine {
                     "stats" => out.flags.stats = true,
                     "recover" => out.flags.recover = true,
                     "no-launch-bounds" => out.flags.no_launch_bounds = true,
+                    "no-register-cap" => out.flags.no_register_cap = true,
                     "print-command" => out.flags.print_command = true,
                     "fuzz" => out.flags.fuzz = true,
                     "fuzz-warp" => {
@@ -1035,11 +1046,86 @@ pub fn main_with(args: Vec<OsString>, out: &mut impl Write) -> Result<ExitCode, 
         resources::REPORT_ENV.to_owned(),
         report.to_string_lossy().into_owned(),
     ));
-    let status = command.run()?;
+    let caps = !cmd.flags.no_register_cap && !register_cap::user_limit(&cmd.args);
+    if caps {
+        command.env.extend(register_cap::report_env(scratch.path()));
+    }
+    let mut status = command.run()?;
+    if status.success() && caps {
+        if let Some(capped) = cap_registers(&cmd, &locator, &command, scratch.path(), &report)? {
+            status = capped;
+        }
+    }
     if status.success() {
         plain_registers::warn(&cmd, &locator, &report);
     }
     Ok(exit_code(status))
+}
+
+/// After an instrumented compile that succeeded: when a loop-clean kernel took more
+/// registers than its plain build's occupancy class ([`register_cap`]), runs the
+/// compile again with the cap and says so: the status of that compile (`None`: the
+/// first build stands).
+fn cap_registers(
+    cmd: &CommandLine,
+    locator: &impl Lookup,
+    command: &ClangCommand,
+    dir: &Path,
+    heavy: &Path,
+) -> Result<Option<std::process::ExitStatus>, ClangxxError> {
+    let read = |var: &str| {
+        let path = command
+            .env
+            .iter()
+            .find(|(k, _)| k == var)
+            .map(|(_, v)| v.clone());
+        path.and_then(|p| std::fs::read_to_string(p).ok())
+            .unwrap_or_default()
+    };
+    let registers = register_cap::read_registers(&read(register_cap::REGISTERS_ENV));
+    let clean = register_cap::read_loop_clean(&read(cusafe_format::pass_env::LOOP_CLEAN));
+    if register_cap::candidates(&registers, &clean).is_empty() {
+        return Ok(None);
+    }
+    let plain = plain_registers::plain_counts(cmd, locator, dir);
+    let (cap, capped) = match register_cap::decide(&registers, &clean, &plain) {
+        Ok(Some(c)) => c,
+        Ok(None) => return Ok(None),
+        Err(register_cap::Refusal::CheckedLoops(k)) => {
+            eprintln!(
+                "cusafe-clang++: note: no register cap: kernel {} runs checks in its loops and would spill there ({} keeps this note away)",
+                resources::demangle(&k),
+                register_cap::NO_CAP_FLAG
+            );
+            return Ok(None);
+        }
+        Err(register_cap::Refusal::NoPlainCount(k)) => {
+            eprintln!(
+                "cusafe-clang++: note: no register cap: the plain build's count of kernel {} is unknown (its plain device compile failed; {} keeps this note away)",
+                resources::demangle(&k),
+                register_cap::NO_CAP_FLAG
+            );
+            return Ok(None);
+        }
+    };
+    eprintln!("cusafe-clang++: note: {}", register_cap::note(cap, &capped));
+    let mut again = command.clone();
+    again.args.extend(register_cap::cap_args(cap));
+    again.env.retain(|(k, _)| {
+        k != register_cap::REGISTERS_ENV && k != cusafe_format::pass_env::LOOP_CLEAN
+    });
+    // The capped compile's cusafe-fatbinary lists the heavy kernels afresh.
+    let _ = std::fs::remove_file(heavy);
+    let status = again.run()?;
+    if status.success() {
+        return Ok(Some(status));
+    }
+    eprintln!(
+        "cusafe-clang++: warning: the compile with -maxrregcount={cap} failed; building again without it ({} skips the cap)",
+        register_cap::NO_CAP_FLAG
+    );
+    let _ = std::fs::remove_file(heavy);
+    command.run().map(Some)
 }
 
 /// The exit code that passes `status` on (128 + the signal for a killed process, as

@@ -26,6 +26,7 @@ pub mod locate;
 pub mod nvcc;
 pub mod nvfatbin;
 pub mod plain_registers;
+pub mod register_cap;
 pub mod report;
 pub mod resources;
 pub mod run;

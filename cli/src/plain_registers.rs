@@ -112,8 +112,8 @@ pub fn device_args(args: &[OsString], source: &str, output: &Path) -> Option<Vec
 }
 
 /// Registers per thread of the plain build's kernels, over every CUDA source of `cmd`
-/// (empty where a compile could not be made or failed).
-fn plain_counts(cmd: &CommandLine, locator: &impl Lookup, dir: &Path) -> HashMap<String, u32> {
+/// (empty where a compile could not be made or failed), compiled in `dir`.
+pub fn plain_counts(cmd: &CommandLine, locator: &impl Lookup, dir: &Path) -> HashMap<String, u32> {
     let mut counts = HashMap::new();
     for (i, source) in cmd.cuda_sources.iter().enumerate() {
         let output = dir.join(format!("plain-{i}.cubin"));

@@ -96,7 +96,8 @@ impl Heavy {
     }
 }
 
-fn demangle(name: &str) -> String {
+/// `name` demangled (itself when it is not a mangled C++ name).
+pub fn demangle(name: &str) -> String {
     cpp_demangle::Symbol::new(name)
         .ok()
         .and_then(|s| s.demangle().ok())
@@ -208,6 +209,15 @@ pub fn heavy_kernels(cubin: &[u8]) -> Vec<Heavy> {
         .collect();
     out.sort_by_key(|h| h.kernel());
     out
+}
+
+/// Registers per thread of each kernel of an instrumented `cubin`, by symbol (empty for
+/// a plain build or a file that is not a cubin).
+pub fn instrumented_registers(cubin: &[u8]) -> HashMap<String, u32> {
+    match info(cubin) {
+        Some(i) if i.instrumented => kernel_registers(cubin),
+        _ => HashMap::new(),
+    }
 }
 
 /// Registers per thread of each kernel of `cubin`, by symbol (empty for a file that is

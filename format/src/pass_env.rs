@@ -32,5 +32,8 @@ pub const INLINE_COLD: &str = "CUSAFE_PASS_INLINE_COLD";
 pub const RECOVER: &str = "CUSAFE_PASS_RECOVER";
 /// `1` or `warp`: device edge coverage for `cusafe fuzz`.
 pub const COVERAGE: &str = "CUSAFE_PASS_COVERAGE";
+/// A file path: the pass appends the kernels whose loops run no check (one mangled
+/// name a line; `cusafe-clang++` sets it to cap registers, docs/pass.md).
+pub const LOOP_CLEAN: &str = "CUSAFE_PASS_LOOP_CLEAN";
 /// Not read by the pass: where `cusafe-clang++` finds the pass plugin.
 pub const PLUGIN: &str = "CUSAFE_PASS_PLUGIN";

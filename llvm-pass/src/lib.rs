@@ -41,6 +41,7 @@ mod launch;
 mod lift;
 mod locals;
 mod loops;
+mod occupancy;
 mod options;
 mod plugin;
 mod remat;
@@ -197,6 +198,11 @@ fn instrument_module(ir: &Ir, opts: &PassOptions) -> Result<(), String> {
     };
     let checker = check::Checker::new(ir, cold.clone(), windows);
     let optimise = opts.optimise;
+    // Loop-clean kernels are listed for register caps in trap-mode builds only (a
+    // recover-mode cold path rejoins the loop it left).
+    let loop_clean_report = std::env::var_os(cusafe_format::pass_env::LOOP_CLEAN)
+        .filter(|p| !p.is_empty() && !opts.recover_build());
+    let mut loop_clean = Vec::new();
     if tagged_locals > 0 {
         for &k in &kernels {
             locals::reset_depth_at_entry(ir, k);
@@ -240,11 +246,17 @@ fn instrument_module(ir: &Ir, opts: &PassOptions) -> Result<(), String> {
         checker.emit_flushes(&mut emit);
         checker.emit_loop_checks(&mut emit, &plan.loop_checks, opts.loop_sets);
         emit.predicate();
+        if loop_clean_report.is_some() && kernels.contains(&f) && occupancy::loop_clean(f) {
+            loop_clean.push(ir::name(f));
+        }
         if want_stats {
             let mut s = stats::Stats::of(&found, escapes.len(), &plan);
             s.coverage = points.get(&f).copied().unwrap_or(0);
             stat_line(f, &s);
         }
+    }
+    if let Some(path) = &loop_clean_report {
+        occupancy::report(path, &loop_clean);
     }
     devrt::link(ir, opts.inline_cold)?;
     rtpage::finish(ir);

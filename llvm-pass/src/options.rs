@@ -248,7 +248,7 @@ impl PassOptions {
 
 /// The `CUSAFE_PASS_*` variables the pass reads, and `CUSAFE_PASS_PLUGIN` (where
 /// `cusafe-clang++` finds the pass).
-const KNOWN: [&str; 15] = [
+const KNOWN: [&str; 16] = [
     pass_env::STATS,
     pass_env::VERIFY,
     pass_env::CHECKS,
@@ -263,6 +263,7 @@ const KNOWN: [&str; 15] = [
     pass_env::INLINE_COLD,
     pass_env::RECOVER,
     pass_env::COVERAGE,
+    pass_env::LOOP_CLEAN,
     pass_env::PLUGIN,
 ];
 

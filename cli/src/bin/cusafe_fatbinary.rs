@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use cusafe_cli::fatbinary::{self, FatbinaryError, NVFATBIN_ENV};
 use cusafe_cli::locate::env_nonempty;
-use cusafe_cli::resources;
+use cusafe_cli::{register_cap, resources};
 
 fn main() -> ExitCode {
     let argv: Vec<_> = std::env::args_os().collect();
@@ -23,6 +23,7 @@ fn main() -> ExitCode {
         let lib = fatbinary::load_library(&candidates)?;
         fatbinary::create(&args, &inputs, &lib)?;
         warn_about_resources(&inputs);
+        report_registers(&inputs);
         Ok(())
     });
     match result {
@@ -57,6 +58,31 @@ fn warn_about_resources(inputs: &[Vec<u8>]) {
     }
     for h in heavy {
         eprintln!("{}", h.warning());
+    }
+}
+
+/// Appends every instrumented kernel's registers to the file `cusafe-clang++` named in
+/// [`register_cap::REGISTERS_ENV`] (`MANGLED REGISTERS` lines), for its register caps.
+fn report_registers(inputs: &[Vec<u8>]) {
+    let Some(path) = env_nonempty(register_cap::REGISTERS_ENV) else {
+        return;
+    };
+    let text: String = inputs
+        .iter()
+        .flat_map(|i| resources::instrumented_registers(i))
+        .map(|(k, r)| format!("{k} {r}\n"))
+        .collect();
+    let written = std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(&path)
+        .and_then(|mut f| std::io::Write::write_all(&mut f, text.as_bytes()));
+    if let Err(e) = written {
+        eprintln!(
+            "cusafe-fatbinary: warning: cannot append to {}={}: {e}; this compile gets no register cap",
+            register_cap::REGISTERS_ENV,
+            path.to_string_lossy()
+        );
     }
 }
 
