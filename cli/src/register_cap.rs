@@ -231,7 +231,7 @@ mod tests {
 
     #[test]
     fn nothing_is_capped_within_the_plain_class() {
-        // llama's matvec: 39 instrumented, 38 plain: the same threads per SM.
+        // 39 instrumented, 38 plain: the same threads per SM.
         let regs = map(&[("matvec", 39)]);
         assert_eq!(
             decide(&regs, &set(&["matvec"]), &map(&[("matvec", 38)])),
