@@ -1087,6 +1087,16 @@ fn cap_registers(
     if register_cap::candidates(&registers, &clean).is_empty() {
         return Ok(None);
     }
+    // Kernels are known by name only, and two sources may define kernels of one name
+    // (anonymous namespaces): one source per command, or no cap.
+    if cmd.cuda_sources.len() > 1 {
+        eprintln!(
+            "cusafe-clang++: note: no register cap: this command compiles {} CUDA sources; compile each with its own command (-c) for the cap ({} keeps this note away)",
+            cmd.cuda_sources.len(),
+            register_cap::NO_CAP_FLAG
+        );
+        return Ok(None);
+    }
     let plain = plain_registers::plain_counts(cmd, locator, dir);
     let (cap, capped) = match register_cap::decide(&registers, &clean, &plain) {
         Ok(Some(c)) => c,

@@ -518,6 +518,28 @@ fn a_loop_clean_kernel_above_its_plain_occupancy_is_rebuilt_with_a_register_cap(
     let got = counts(&stderr);
     assert_eq!(got.len(), 2, "{stderr}");
     assert!(got[0] > 32 && got[1] <= 32, "{got:?}");
+    // Two CUDA sources in one command: no cap, and a note says why.
+    let other = dir.path().join("other.cu");
+    write(
+        &other,
+        "__global__ void other(float *p) { p[threadIdx.x] = 0.0f; }\n",
+    );
+    let (code, _, stderr) = output(
+        tool(CLANGXX)
+            .env("CUSAFE_CUDA_PATH", &tree)
+            .args([
+                "-O3".as_ref(),
+                "-c".as_ref(),
+                src.as_os_str(),
+                other.as_os_str(),
+            ])
+            .current_dir(dir.path()),
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("note: no register cap: this command compiles 2 CUDA sources"),
+        "{stderr}"
+    );
     // The flag keeps the uncapped build; a limit of the user's own stands.
     for extra in [
         &["--cusafe-no-register-cap", "-Xcuda-ptxas", "-v"][..],
