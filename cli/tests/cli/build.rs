@@ -476,14 +476,14 @@ fn a_loop_clean_kernel_above_its_plain_occupancy_is_rebuilt_with_a_register_cap(
     let tree = tree_with_our_fatbinary(&real, dir.path());
     let src = dir.path().join("stencil.cu");
     write(&src, LOOP_CLEAN_KERNEL);
+    // Objects next to their sources (no -o: a second source may be among `extra`).
     let build = |extra: &[&str]| {
-        let obj = dir.path().join("stencil.o");
         let (code, _, stderr) = output(
             tool(CLANGXX)
                 .env("CUSAFE_CUDA_PATH", &tree)
+                .current_dir(dir.path())
                 .args(extra)
-                .args(["-O3".as_ref(), "-c".as_ref(), src.as_os_str()])
-                .args(["-o".as_ref(), obj.as_os_str()]),
+                .args(["-O3".as_ref(), "-c".as_ref(), src.as_os_str()]),
         );
         assert_eq!(code, 0, "{stderr}");
         stderr
@@ -524,18 +524,7 @@ fn a_loop_clean_kernel_above_its_plain_occupancy_is_rebuilt_with_a_register_cap(
         &other,
         "__global__ void other(float *p) { p[threadIdx.x] = 0.0f; }\n",
     );
-    let (code, _, stderr) = output(
-        tool(CLANGXX)
-            .env("CUSAFE_CUDA_PATH", &tree)
-            .args([
-                "-O3".as_ref(),
-                "-c".as_ref(),
-                src.as_os_str(),
-                other.as_os_str(),
-            ])
-            .current_dir(dir.path()),
-    );
-    assert_eq!(code, 0, "{stderr}");
+    let stderr = build(&[other.to_str().unwrap()]);
     assert!(
         stderr.contains("note: no register cap: this command compiles 2 CUDA sources"),
         "{stderr}"
