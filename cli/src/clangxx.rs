@@ -1087,34 +1087,19 @@ fn cap_registers(
     if register_cap::candidates(&registers, &clean).is_empty() {
         return Ok(None);
     }
-    // Kernels are known by name only, and two sources may define kernels of one name
-    // (anonymous namespaces): one source per command, or no cap.
-    if cmd.cuda_sources.len() > 1 {
-        eprintln!(
-            "cusafe-clang++: note: no register cap: this command compiles {} CUDA sources; compile each with its own command (-c) for the cap ({} keeps this note away)",
+    let decided = if cmd.cuda_sources.len() > 1 {
+        Err(register_cap::Refusal::SeveralSources(
             cmd.cuda_sources.len(),
-            register_cap::NO_CAP_FLAG
-        );
-        return Ok(None);
-    }
-    let plain = plain_registers::plain_counts(cmd, locator, dir);
-    let (cap, capped) = match register_cap::decide(&registers, &clean, &plain) {
+        ))
+    } else {
+        let plain = plain_registers::plain_counts(cmd, locator, dir);
+        register_cap::decide(&registers, &clean, &plain)
+    };
+    let (cap, capped) = match decided {
         Ok(Some(c)) => c,
         Ok(None) => return Ok(None),
-        Err(register_cap::Refusal::CheckedLoops(k)) => {
-            eprintln!(
-                "cusafe-clang++: note: no register cap: kernel {} runs checks in its loops and would spill there ({} keeps this note away)",
-                resources::demangle(&k),
-                register_cap::NO_CAP_FLAG
-            );
-            return Ok(None);
-        }
-        Err(register_cap::Refusal::NoPlainCount(k)) => {
-            eprintln!(
-                "cusafe-clang++: note: no register cap: the plain build's count of kernel {} is unknown (its plain device compile failed; {} keeps this note away)",
-                resources::demangle(&k),
-                register_cap::NO_CAP_FLAG
-            );
+        Err(refusal) => {
+            eprintln!("cusafe-clang++: note: {refusal}");
             return Ok(None);
         }
     };

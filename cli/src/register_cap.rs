@@ -58,6 +58,32 @@ pub enum Refusal {
     CheckedLoops(String),
     /// The plain build's count of a loop-clean kernel is unknown (its compile failed).
     NoPlainCount(String),
+    /// The command compiles this many CUDA sources: kernels are known by name, and two
+    /// sources may define kernels of one name (anonymous namespaces).
+    SeveralSources(usize),
+}
+
+impl std::fmt::Display for Refusal {
+    /// The note `cusafe-clang++` prints, after "note: ".
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let why = match self {
+            Refusal::CheckedLoops(k) => format!(
+                "kernel {} runs checks in its loops and would spill there",
+                crate::resources::demangle(k)
+            ),
+            Refusal::NoPlainCount(k) => format!(
+                "the plain build's count of kernel {} is unknown (its plain device compile failed)",
+                crate::resources::demangle(k)
+            ),
+            Refusal::SeveralSources(n) => format!(
+                "this command compiles {n} CUDA sources; compile each with its own command (-c) for the cap"
+            ),
+        };
+        write!(
+            f,
+            "no register cap: {why} ({NO_CAP_FLAG} keeps this note away)"
+        )
+    }
 }
 
 /// Which loop-clean kernels use more than [`FREE_REGISTERS`] (the only ones a cap can
@@ -289,6 +315,29 @@ mod tests {
         let r = read_registers("k 40\nk 48\nj 32\nbad line here\nx notanumber\n");
         assert_eq!(r, map(&[("k", 48), ("j", 32)]));
         assert_eq!(read_loop_clean("a\n\n b \n"), set(&["a", "b"]));
+    }
+
+    #[test]
+    fn refusals_say_why_and_how_to_keep_the_note_away() {
+        let text = Refusal::CheckedLoops("_Z3ludPf".into()).to_string();
+        assert!(
+            text.starts_with("no register cap: kernel lud(float*) runs checks in its loops"),
+            "{text}"
+        );
+        let text = Refusal::SeveralSources(2).to_string();
+        assert!(
+            text.contains("compiles 2 CUDA sources; compile each with its own command"),
+            "{text}"
+        );
+        for r in [
+            Refusal::CheckedLoops("k".into()),
+            Refusal::NoPlainCount("k".into()),
+            Refusal::SeveralSources(3),
+        ] {
+            assert!(r
+                .to_string()
+                .ends_with("(--cusafe-no-register-cap keeps this note away)"));
+        }
     }
 
     #[test]

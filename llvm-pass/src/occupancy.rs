@@ -24,13 +24,14 @@ pub fn loop_clean(f: FunctionValue) -> bool {
         return false;
     }
     cfg.blocks.iter().enumerate().all(|(i, &bb)| {
-        let in_loop = cfg.loops_of(i).next().is_some();
-        !calls_body(bb)
-            && !(in_loop
-                && (reports(bb)
-                    || bb
-                        .get_terminator()
-                        .is_some_and(|t| sys::successors(t).into_iter().any(reports))))
+        if calls_body(bb) {
+            return false;
+        }
+        if cfg.loops_of(i).next().is_none() {
+            return true;
+        }
+        let successors = bb.get_terminator().map(sys::successors).unwrap_or_default();
+        !reports(bb) && !successors.into_iter().any(reports)
     })
 }
 
