@@ -1,10 +1,11 @@
 // Bucketing keys by explicit edges, one block per key and one thread per bucket: thread
 // t takes the key when edges[t] <= key < edges[t + 1]. The edges were allocated for
 // `buckets` entries instead of `buckets + 1`, so for a key at or above the last edge
-// the last bucket's thread reads edges[buckets], one element past the end. The read of
-// edges[t + 1] runs only where edges[t] <= key held; cusafe checks it on the offset of
-// that dominating read's check. Bug: heap-buffer-overflow, READ (linear, 4 bytes past
-// the end of a 1 KiB buffer).
+// the last bucket's thread reads edges[buckets], one element past the end; the read of
+// edges[t + 1] runs only where edges[t] <= key held, so only that thread and only for
+// such keys make it. 4 bytes past the end, it lands in the allocation's rounding slack,
+// which compute-sanitizer's memcheck does not flag. Bug: heap-buffer-overflow, READ
+// (linear, 4 bytes past the end of a 1 KiB buffer).
 #include "../../examples/common.h"
 #include <vector>
 

@@ -1,10 +1,9 @@
 // Correct: bucketing keys by explicit edges, one block per key and one thread per
 // bucket (thread t takes the key when edges[t] <= key < edges[t + 1]), with all
 // `buckets + 1` edges allocated. The read of edges[t + 1] runs only where edges[t] <= key
-// held, and cusafe checks it on the offset of that dominating read's check. The keys
-// reach both ends: below the first edge, on the first, on the last bucket's lower edge,
-// and on the last edge itself, where the last thread reads edges[buckets], the buffer's
-// last element. None of it may be reported.
+// held. The keys reach both ends: below the first edge, on the first, on the last
+// bucket's lower edge, and on the last edge itself, where the last thread reads
+// edges[buckets], the buffer's last element. None of it may be reported.
 #include "../../examples/common.h"
 #include <vector>
 
