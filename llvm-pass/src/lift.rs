@@ -24,12 +24,22 @@
 //! The verdict is built from the speculated address, which may be poison where the
 //! program would not load (an `nsw` index that wraps off the taken side): every value a
 //! branch or report reads is a `select` on the old condition, never the bare verdict.
+//!
+//! The load block may also store the loaded value to `__shared__` memory, with the pure
+//! arithmetic of the store's address: a stencil's halo loads,
+//! `if (ty == 0) tile[0][tx + 1] = j[...]`, which ptxas predicates, load and store, in
+//! the plain build. The planner lifts such a block only when the stores need no check
+//! of their own. Where the check fails the block is skipped, store included; the flush
+//! reports before anything else can see the difference (before the next barrier or
+//! other call, before any access whose check branches, and a later deferred check
+//! reports after it, in program order).
 
+use crate::classify::never_tagged;
 use crate::ir::{Ir, AS_GENERIC, AS_GLOBAL};
 use crate::remat::pure_value;
 use crate::sys::{addr_space, operand, successors};
 use inkwell::basic_block::BasicBlock;
-use inkwell::values::{FunctionValue, InstructionOpcode, InstructionValue};
+use inkwell::values::{BasicValue, FunctionValue, InstructionOpcode, InstructionValue};
 use std::collections::HashMap;
 
 /// The most pure instructions moved out of one load block.
@@ -108,26 +118,59 @@ fn plain_memory_load(inst: InstructionValue) -> bool {
         && operand(inst, 0).is_some_and(|a| matches!(addr_space(a), Some(AS_GLOBAL | AS_GENERIC)))
 }
 
-/// The one load of triangle `t`'s run block and the instructions before it, when those
-/// are pure arithmetic ([`pure_value`], at most [`MAX_MOVED`]) and only the block's
-/// branch comes after the load.
-fn only_load<'ctx>(
-    t: &Triangle<'ctx>,
-) -> Option<(InstructionValue<'ctx>, Vec<InstructionValue<'ctx>>)> {
-    let mut pure = Vec::new();
-    for inst in t.then.get_instructions() {
+/// Whether `inst` stores `value` to `__shared__` memory (in the shared space, or a
+/// generic pointer that can only be a shared address, [`never_tagged`]) and is neither
+/// volatile nor atomic.
+fn tile_store(inst: InstructionValue, value: InstructionValue) -> bool {
+    inst.get_opcode() == InstructionOpcode::Store
+        && !inst.get_volatile().unwrap_or(true)
+        && inst
+            .get_atomic_ordering()
+            .is_ok_and(|o| o == inkwell::AtomicOrdering::NotAtomic)
+        && operand(inst, 0).and_then(|v| v.as_instruction_value()) == Some(value)
+        && operand(inst, 1).is_some_and(|a| never_tagged(a.into_pointer_value()))
+}
+
+/// A triangle's load block cut at its load: the load, the instructions before it and
+/// the stores after it.
+struct LoadBlock<'ctx> {
+    load: InstructionValue<'ctx>,
+    before: Vec<InstructionValue<'ctx>>,
+    stores: Vec<InstructionValue<'ctx>>,
+}
+
+/// The one load of triangle `t`'s run block, when the instructions before it are pure
+/// arithmetic ([`pure_value`], at most [`MAX_MOVED`]) and after it come only stores of
+/// the loaded value to `__shared__` memory ([`tile_store`]) and pure arithmetic that
+/// does not use it, then the block's branch.
+fn only_load<'ctx>(t: &Triangle<'ctx>) -> Option<LoadBlock<'ctx>> {
+    let mut insts = t.then.get_instructions();
+    let mut before = Vec::new();
+    let load = loop {
+        let inst = insts.next()?;
         if plain_memory_load(inst) {
-            let last = inst
-                .get_next_instruction()
-                .is_some_and(|n| n.is_terminator());
-            return last.then_some((inst, pure));
+            break inst;
         }
-        if !pure_value(inst) || pure.len() == MAX_MOVED {
+        if !pure_value(inst) || before.len() == MAX_MOVED {
             return None;
         }
-        pure.push(inst);
+        before.push(inst);
+    };
+    let mut stores = Vec::new();
+    for inst in insts.take_while(|i| !i.is_terminator()) {
+        let uses_load = crate::remat::value_operands(inst)
+            .any(|v| v.as_instruction_value() == Some(load));
+        if tile_store(inst, load) {
+            stores.push(inst);
+        } else if uses_load || !pure_value(inst) {
+            return None;
+        }
     }
-    None
+    Some(LoadBlock {
+        load,
+        before,
+        stores,
+    })
 }
 
 /// Moves the pure arithmetic of every triangle of `f` whose run block makes one load
@@ -144,12 +187,12 @@ pub fn speculate<'ctx>(ir: &Ir<'ctx>, f: FunctionValue<'ctx>) {
         let Some(t) = triangle(branch, &preds) else {
             continue;
         };
-        let Some((_, pure)) = only_load(&t) else {
+        let Some(block) = only_load(&t) else {
             continue;
         };
         // In order, before the head's branch: their operands dominate the run block,
         // whose only way in is that branch, or come before them there.
-        for inst in pure {
+        for inst in block.before {
             inst.remove_from_basic_block();
             ir.at(branch);
             ir.b.insert_instruction(&inst, None);
@@ -157,8 +200,11 @@ pub fn speculate<'ctx>(ir: &Ir<'ctx>, f: FunctionValue<'ctx>) {
     }
 }
 
-/// The load of triangle `t` when its run block holds nothing else but its branch (the
-/// shape [`speculate`] leaves).
-pub fn lone_load<'ctx>(t: &Triangle<'ctx>) -> Option<InstructionValue<'ctx>> {
-    only_load(t).and_then(|(load, pure)| pure.is_empty().then_some(load))
+/// The load of triangle `t` and its stores to `__shared__` memory, when nothing comes
+/// before the load in its run block (the shape [`speculate`] leaves) and after it only
+/// those stores and the pure arithmetic of their addresses.
+pub fn lone_load<'ctx>(
+    t: &Triangle<'ctx>,
+) -> Option<(InstructionValue<'ctx>, Vec<InstructionValue<'ctx>>)> {
+    only_load(t).and_then(|b| b.before.is_empty().then_some((b.load, b.stores)))
 }

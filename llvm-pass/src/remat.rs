@@ -22,16 +22,20 @@ pub fn pure_value(v: InstructionValue) -> bool {
             | LLVMXor | LLVMGetElementPtr | LLVMTrunc | LLVMZExt | LLVMSExt | LLVMPtrToInt
             | LLVMIntToPtr | LLVMBitCast | LLVMAddrSpaceCast | LLVMICmp | LLVMSelect,
         ) => true,
-        // Thread and block indices.
-        Some(LLVMCall) => {
-            callee(v).is_some_and(|f| crate::ir::name(f).starts_with("llvm.nvvm.read.ptx.sreg."))
-        }
+        // Thread and block indices, integer minima and maxima.
+        Some(LLVMCall) => callee(v).is_some_and(|f| {
+            let name = crate::ir::name(f);
+            name.starts_with("llvm.nvvm.read.ptx.sreg.")
+                || ["llvm.smin.", "llvm.smax.", "llvm.umin.", "llvm.umax."]
+                    .iter()
+                    .any(|p| name.starts_with(p))
+        }),
         _ => false,
     }
 }
 
 /// The operands of instruction `v` that are values (a call's callee is not).
-fn value_operands<'ctx>(v: InstructionValue<'ctx>) -> impl Iterator<Item = BasicValueEnum<'ctx>> {
+pub(crate) fn value_operands<'ctx>(v: InstructionValue<'ctx>) -> impl Iterator<Item = BasicValueEnum<'ctx>> {
     let n = v.get_num_operands();
     let n = if opcode(v) == Some(LLVMOpcode::LLVMCall) {
         n - 1

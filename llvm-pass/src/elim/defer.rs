@@ -183,8 +183,18 @@ fn liftable<'ctx>(
         return None;
     }
     let t = triangle(branch, preds)?;
-    let load = lone_load(&t)?;
+    let (load, stores) = lone_load(&t)?;
     let &i = at.get(&load)?;
+    // A halo load's tile store is skipped with the load where the check fails: it must
+    // have no check of its own (proven in bounds, a box copy's).
+    let unchecked = |s: &InstructionValue<'ctx>| {
+        at.get(s).is_none_or(|&k| {
+            RangeId::all(k, &accesses[k]).all(|(id, _)| plan.emitted_at(id).is_none())
+        })
+    };
+    if !stores.iter().all(unchecked) {
+        return None;
+    }
     let order = |b: BasicBlock<'ctx>| position.get(&b).copied();
     let head = branch.get_parent()?;
     if order(t.join)? <= order(head)?.max(order(t.then)?) {

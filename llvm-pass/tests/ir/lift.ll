@@ -5,8 +5,9 @@
 ; verdict, and-ed with the old condition by a `select` (the speculated address may be
 ; poison where the load would not run), waits for one flush after the triangles. The
 ; load's block is left with the load alone, the shape ptxas predicates: gemm's two tile
-; loads issue back to back again. Default on (`CUSAFE_PASS_LIFT`), trap-mode builds
-; with predicated deferred branches only.
+; loads issue back to back again. The block may also store the loaded value to a
+; `__shared__` tile that needs no check (a halo load, @halo). Default on
+; (`CUSAFE_PASS_LIFT`), trap-mode builds with predicated deferred branches only.
 ; RUN: %opt %s -o %t.ll 2>%t.stats
 ; RUN: %verify %t.ll
 ; RUN: FileCheck %s < %t.ll
@@ -181,6 +182,74 @@ ptr:
 j4:
   %t4 = phi ptr [ %loaded, %ptr ], [ %out, %j3 ]
   store float %t3, ptr %t4, align 4
+  ret void
+}
+
+; Halo loads (srad_2's `if (ty == 15) ctile[16][tx] = coef[...]`): the load block also
+; stores the loaded value to a `__shared__` tile, through a generic pointer that can
+; only be shared, at an index proven in bounds; its address arithmetic stays after the
+; load. Lifted, store and all: the branch runs the block only where the check held, and
+; one flush goes before the barrier. The same block storing to a tile index the pass
+; cannot bound (the store has a check of its own) is not lifted, nor one whose store is
+; to global memory.
+@tile = internal addrspace(3) global [17 x [17 x float]] undef, align 4
+; CHECK-LABEL: define void @halo(
+; CHECK: br i1 {{%.*}}, label %row, label %join
+; CHECK: row:
+; CHECK-NEXT: getelementptr inbounds float, ptr %cusafe.strip, i64 %i
+; CHECK-NEXT: %v = load float
+; CHECK-NOT: cusafe.trap
+; CHECK: store float %v, ptr %s
+; CHECK-NOT: cusafe.trap
+; CHECK: join:
+; CHECK: call void %cusafe.trap
+; CHECK: call void @llvm.nvvm.barrier0()
+; STATS: device function halo: 1 checks {{.*}} 1 of them lifted
+; STATS: device function halo_checked_store: {{.*}} 0 of them lifted
+; STATS: device function halo_global_store: {{.*}} 0 of them lifted
+define void @halo(ptr %j, i64 %i, i32 %ty, i32 %tx) {
+entry:
+  %c = icmp eq i32 %ty, 15
+  %t = and i32 %tx, 15
+  %x = zext nneg i32 %t to i64
+  br i1 %c, label %row, label %join
+row:
+  %p = getelementptr inbounds float, ptr %j, i64 %i
+  %v = load float, ptr %p, align 4
+  %s = getelementptr inbounds [17 x float], ptr getelementptr inbounds (i8, ptr addrspacecast (ptr addrspace(3) @tile to ptr), i64 1088), i64 0, i64 %x
+  store float %v, ptr %s, align 4
+  br label %join
+join:
+  call void @llvm.nvvm.barrier0()
+  ret void
+}
+
+define void @halo_checked_store(ptr %j, i64 %i, i32 %ty, i64 %x) {
+entry:
+  %c = icmp eq i32 %ty, 15
+  br i1 %c, label %row, label %join
+row:
+  %p = getelementptr inbounds float, ptr %j, i64 %i
+  %v = load float, ptr %p, align 4
+  %s = getelementptr inbounds [17 x float], ptr getelementptr inbounds (i8, ptr addrspacecast (ptr addrspace(3) @tile to ptr), i64 1088), i64 0, i64 %x
+  store float %v, ptr %s, align 4
+  br label %join
+join:
+  call void @llvm.nvvm.barrier0()
+  ret void
+}
+
+define void @halo_global_store(ptr %j, ptr addrspace(1) %out, i64 %i, i32 %ty) {
+entry:
+  %c = icmp eq i32 %ty, 15
+  br i1 %c, label %row, label %join
+row:
+  %p = getelementptr inbounds float, ptr %j, i64 %i
+  %v = load float, ptr %p, align 4
+  store float %v, ptr addrspace(1) %out, align 4
+  br label %join
+join:
+  call void @llvm.nvvm.barrier0()
   ret void
 }
 
