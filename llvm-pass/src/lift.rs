@@ -158,8 +158,8 @@ fn only_load<'ctx>(t: &Triangle<'ctx>) -> Option<LoadBlock<'ctx>> {
     };
     let mut stores = Vec::new();
     for inst in insts.take_while(|i| !i.is_terminator()) {
-        let uses_load = crate::remat::value_operands(inst)
-            .any(|v| v.as_instruction_value() == Some(load));
+        let uses_load =
+            crate::remat::value_operands(inst).any(|v| v.as_instruction_value() == Some(load));
         if tile_store(inst, load) {
             stores.push(inst);
         } else if uses_load || !pure_value(inst) {

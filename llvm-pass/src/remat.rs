@@ -35,7 +35,9 @@ pub fn pure_value(v: InstructionValue) -> bool {
 }
 
 /// The operands of instruction `v` that are values (a call's callee is not).
-pub(crate) fn value_operands<'ctx>(v: InstructionValue<'ctx>) -> impl Iterator<Item = BasicValueEnum<'ctx>> {
+pub(crate) fn value_operands<'ctx>(
+    v: InstructionValue<'ctx>,
+) -> impl Iterator<Item = BasicValueEnum<'ctx>> {
     let n = v.get_num_operands();
     let n = if opcode(v) == Some(LLVMOpcode::LLVMCall) {
         n - 1
