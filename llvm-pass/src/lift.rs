@@ -173,9 +173,10 @@ fn only_load<'ctx>(t: &Triangle<'ctx>) -> Option<LoadBlock<'ctx>> {
     })
 }
 
-/// Moves the pure arithmetic of every triangle of `f` whose run block makes one load
-/// and computes nothing else to the end of the triangle's head (see the module doc):
-/// the load block is left with the load and its branch.
+/// Moves the pure arithmetic before the load of every triangle of `f` whose run block
+/// makes one load (and at most stores its value to `__shared__` memory, [`only_load`])
+/// to the end of the triangle's head (see the module doc): the load block is left with
+/// the load, those stores and their addresses, and its branch.
 pub fn speculate<'ctx>(ir: &Ir<'ctx>, f: FunctionValue<'ctx>) {
     let preds = predecessors(f);
     let heads: Vec<InstructionValue<'ctx>> = f

@@ -161,7 +161,8 @@ pub fn form<'ctx>(accesses: &[Access<'ctx>], cold: &ColdPaths, plan: &mut Plan<'
 }
 
 /// When `branch` heads a triangle (`crate::lift`) whose run block makes one load and
-/// nothing else, and that load's one check can be deferred and built at the branch: the
+/// nothing else but store its value to `__shared__` memory where no check is needed,
+/// and that load's one check can be deferred and built at the branch: the
 /// triangle, the load, the check and where its root half goes. The join must come after
 /// the head and the run block in `position` (the order [`form`] visits blocks in), so
 /// the region reaches it before it is visited.
