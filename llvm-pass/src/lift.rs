@@ -107,26 +107,25 @@ pub fn triangle<'ctx>(
         })
 }
 
-/// Whether `inst` is a load from the global or generic space that is neither volatile
-/// nor atomic.
-fn plain_memory_load(inst: InstructionValue) -> bool {
-    inst.get_opcode() == InstructionOpcode::Load
+/// Whether `inst` is a `kind` (load or store) that is neither volatile nor atomic.
+fn plain(inst: InstructionValue, kind: InstructionOpcode) -> bool {
+    inst.get_opcode() == kind
         && !inst.get_volatile().unwrap_or(true)
         && inst
             .get_atomic_ordering()
             .is_ok_and(|o| o == inkwell::AtomicOrdering::NotAtomic)
+}
+
+/// Whether `inst` is a [`plain`] load from the global or generic space.
+fn plain_memory_load(inst: InstructionValue) -> bool {
+    plain(inst, InstructionOpcode::Load)
         && operand(inst, 0).is_some_and(|a| matches!(addr_space(a), Some(AS_GLOBAL | AS_GENERIC)))
 }
 
-/// Whether `inst` stores `value` to `__shared__` memory (in the shared space, or a
-/// generic pointer that can only be a shared address, [`never_tagged`]) and is neither
-/// volatile nor atomic.
+/// Whether `inst` is a [`plain`] store of `value` to `__shared__` memory (in the shared
+/// space, or a generic pointer that can only be a shared address, [`never_tagged`]).
 fn tile_store(inst: InstructionValue, value: InstructionValue) -> bool {
-    inst.get_opcode() == InstructionOpcode::Store
-        && !inst.get_volatile().unwrap_or(true)
-        && inst
-            .get_atomic_ordering()
-            .is_ok_and(|o| o == inkwell::AtomicOrdering::NotAtomic)
+    plain(inst, InstructionOpcode::Store)
         && operand(inst, 0).and_then(|v| v.as_instruction_value()) == Some(value)
         && operand(inst, 1).is_some_and(|a| never_tagged(a.into_pointer_value()))
 }
