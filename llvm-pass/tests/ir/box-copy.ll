@@ -6,9 +6,12 @@
 ; The shape: the one proving the most, then keeping every array index inside its
 ; dimension (tile: 16x16 keeps `tx + 2` in a row of 18; 128x8 proves as much but runs
 ; off the row), then the most threads.
+; A copy must save a check in a loop or at least four outside loops (its blockDim test
+; runs in every thread).
 ; Must not fire: a device function (no blockDim to test), an access no shape proves
-; (an index loaded from memory), an access proven without a shape (`tx & 15`), the
-; switch off, coverage builds, check elimination off.
+; (an index loaded from memory), an access proven without a shape (`tx & 15`), two
+; accesses outside loops (hotspot's tile stores), the switch off, coverage builds,
+; check elimination off.
 ; RUN: %opt %s -o %t.ll 2>%t.stats
 ; RUN: %verify %t.ll
 ; RUN: FileCheck %s < %t.ll
@@ -27,9 +30,9 @@ target triple = "nvptx64-nvidia-cuda"
 declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()
 declare i32 @llvm.nvvm.read.ptx.sreg.tid.y()
 
-; srad's stencil: tile[ty + 1][tx + 2].
-; STATS: kernel stencil: a copy for blockDim x <= 16, y <= 16 proves 1 more accesses in bounds
-; STATS: kernel stencil: 1 checks {{.*}} 3 proven in bounds
+; srad's stencil: tile[ty + 1][tx + 2] and its three other neighbours.
+; STATS: kernel stencil: a copy for blockDim x <= 16, y <= 16 proves 4 more accesses in bounds
+; STATS: kernel stencil: 1 checks {{.*}} 6 proven in bounds
 ; CHECK-LABEL: define void @stencil(
 ; CHECK-NEXT: cusafe.box:
 ; CHECK: [[NX:%.*]] = call i32 @llvm.nvvm.read.ptx.sreg.ntid.x()
@@ -60,23 +63,69 @@ entry:
   %cs = zext i32 %c to i64
   %p = getelementptr inbounds [18 x [18 x float]], ptr addrspace(3) @tile, i64 0, i64 %rs, i64 %cs
   %v = load float, ptr addrspace(3) %p, align 4
-  store float %v, ptr addrspace(3) @line, align 4
+  %c1 = add nuw nsw i32 %tx, 1
+  %c1s = zext i32 %c1 to i64
+  %r2 = add nuw nsw i32 %ty, 2
+  %r2s = zext i32 %r2 to i64
+  %tys = zext i32 %ty to i64
+  %txs = zext i32 %tx to i64
+  %pn = getelementptr inbounds [18 x [18 x float]], ptr addrspace(3) @tile, i64 0, i64 %tys, i64 %c1s
+  %vn = load float, ptr addrspace(3) %pn, align 4
+  %ps = getelementptr inbounds [18 x [18 x float]], ptr addrspace(3) @tile, i64 0, i64 %r2s, i64 %c1s
+  %vs = load float, ptr addrspace(3) %ps, align 4
+  %pw = getelementptr inbounds [18 x [18 x float]], ptr addrspace(3) @tile, i64 0, i64 %rs, i64 %txs
+  %vw = load float, ptr addrspace(3) %pw, align 4
+  %a = fadd float %v, %vn
+  %b = fadd float %vs, %vw
+  %sum = fadd float %a, %b
+  store float %sum, ptr addrspace(3) @line, align 4
   ret void
 }
 
-; A 1-D reduction's line[tx]: one dimension, 256 threads.
+; A 1-D line[tx * (k & 1)] in a loop (no loop range: not a recurrence): one dimension,
+; 256 threads; one check saved on every trip is worth the test.
 ; STATS: kernel reduce: a copy for blockDim x <= 256 proves 1 more accesses in bounds
 ; CHECK-LABEL: define void @reduce(
 ; CHECK: [[N:%.*]] = call i32 @llvm.nvvm.read.ptx.sreg.ntid.x()
 ; CHECK: icmp ule i32 [[N]], 256
 ; CHECK-NOT: ntid.y
 ; CHECK: ret void
-define void @reduce(float %v) {
+define void @reduce(float %v, i32 %n) {
 entry:
   %tx = call range(i32 0, 1024) i32 @llvm.nvvm.read.ptx.sreg.tid.x()
-  %i = zext i32 %tx to i64
+  br label %loop
+
+loop:
+  %k = phi i32 [ 0, %entry ], [ %k1, %loop ]
+  %odd = and i32 %k, 1
+  %j = mul nuw nsw i32 %tx, %odd
+  %i = zext i32 %j to i64
   %p = getelementptr inbounds [256 x float], ptr addrspace(3) @line, i64 0, i64 %i
   store float %v, ptr addrspace(3) %p, align 4
+  %k1 = add nuw nsw i32 %k, 1
+  %more = icmp slt i32 %k1, %n
+  br i1 %more, label %loop, label %done
+
+done:
+  ret void
+}
+
+; Must not fire: two tile stores outside loops (hotspot's) save less than the test costs.
+; STATS-NOT: kernel pair: a copy
+; CHECK-LABEL: define void @pair(
+; CHECK-NOT: cusafe.box
+; CHECK: ret void
+define void @pair(float %v, float %w) {
+entry:
+  %tx = call range(i32 0, 1024) i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  %ty = call range(i32 0, 1024) i32 @llvm.nvvm.read.ptx.sreg.tid.y()
+  %tys = zext i32 %ty to i64
+  %txs = zext i32 %tx to i64
+  %p = getelementptr inbounds [18 x [18 x float]], ptr addrspace(3) @tile, i64 0, i64 %tys, i64 %txs
+  store float %v, ptr addrspace(3) %p, align 4
+  %i = zext i32 %tx to i64
+  %q = getelementptr inbounds [256 x float], ptr addrspace(3) @line, i64 0, i64 %i
+  store float %w, ptr addrspace(3) %q, align 4
   ret void
 }
 
@@ -127,8 +176,9 @@ entry:
 ; OFF-NOT: cusafe.box
 ; OFF-NOT: a copy for
 
-!nvvm.annotations = !{!0, !1, !2, !3}
+!nvvm.annotations = !{!0, !1, !2, !3, !4}
 !0 = !{ptr @stencil, !"kernel", i32 1}
 !1 = !{ptr @reduce, !"kernel", i32 1}
 !2 = !{ptr @loaded, !"kernel", i32 1}
 !3 = !{ptr @masked, !"kernel", i32 1}
+!4 = !{ptr @pair, !"kernel", i32 1}
