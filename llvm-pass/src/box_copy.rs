@@ -42,8 +42,8 @@ const MAX_INSTRUCTIONS: usize = 20_000;
 /// anything else starts, a saved check outside loops runs once per thread, and a
 /// check one shared access needs usually shares its branch with another check.
 /// hotspot's copy proved its two tile stores, whose compare had joined the branch of
-/// the global loads' check: the copy ran 6 instructions more per warp on its fast
-/// path (the test) to save 3, and those drew about 2,200 of the kernel's 23,300 stall
+/// the global loads' check: the copy ran 5 instructions more per warp on its fast
+/// path (the test) to save 3, and those drew about 2,000 of the kernel's 23,300 stall
 /// samples (Nsight Compute, H200).
 const MIN_SAVED_OUTSIDE_LOOPS: usize = 4;
 /// The fewest threads a candidate shape has: smaller blocks are rare, and a shape that

@@ -48,6 +48,7 @@ mod remat;
 mod rtpage;
 mod shape;
 mod shared;
+mod sink;
 mod sites;
 mod stack;
 mod stats;
@@ -214,6 +215,7 @@ fn instrument_module(ir: &Ir, opts: &PassOptions) -> Result<(), String> {
         }
         strip::strip_exits(ir, f);
         if optimise && opts.lifts() {
+            sink::sink_tile_stores(ir, f, kernels.contains(&f));
             lift::speculate(ir, f);
         }
         if optimise && opts.box_copy && opts.coverage.is_none() && kernels.contains(&f) {

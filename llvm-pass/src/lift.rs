@@ -132,17 +132,20 @@ fn tile_store(inst: InstructionValue, value: InstructionValue) -> bool {
 
 /// A triangle's load block cut at its load: the load, the instructions before it and
 /// the stores after it.
-struct LoadBlock<'ctx> {
-    load: InstructionValue<'ctx>,
-    before: Vec<InstructionValue<'ctx>>,
-    stores: Vec<InstructionValue<'ctx>>,
+pub struct LoadBlock<'ctx> {
+    /// The load.
+    pub load: InstructionValue<'ctx>,
+    /// The pure arithmetic before it.
+    pub before: Vec<InstructionValue<'ctx>>,
+    /// Its stores to `__shared__` memory.
+    pub stores: Vec<InstructionValue<'ctx>>,
 }
 
 /// The one load of triangle `t`'s run block, when the instructions before it are pure
 /// arithmetic ([`pure_value`], at most [`MAX_MOVED`]) and after it come only stores of
 /// the loaded value to `__shared__` memory ([`tile_store`]) and pure arithmetic that
 /// does not use it, then the block's branch.
-fn only_load<'ctx>(t: &Triangle<'ctx>) -> Option<LoadBlock<'ctx>> {
+pub fn load_block<'ctx>(t: &Triangle<'ctx>) -> Option<LoadBlock<'ctx>> {
     let mut insts = t.then.get_instructions();
     let mut before = Vec::new();
     let load = loop {
@@ -173,7 +176,7 @@ fn only_load<'ctx>(t: &Triangle<'ctx>) -> Option<LoadBlock<'ctx>> {
 }
 
 /// Moves the pure arithmetic before the load of every triangle of `f` whose run block
-/// makes one load (and at most stores its value to `__shared__` memory, [`only_load`])
+/// makes one load (and at most stores its value to `__shared__` memory, [`load_block`])
 /// to the end of the triangle's head (see the module doc): the load block is left with
 /// the load, those stores and their addresses, and its branch.
 pub fn speculate<'ctx>(ir: &Ir<'ctx>, f: FunctionValue<'ctx>) {
@@ -187,7 +190,7 @@ pub fn speculate<'ctx>(ir: &Ir<'ctx>, f: FunctionValue<'ctx>) {
         let Some(t) = triangle(branch, &preds) else {
             continue;
         };
-        let Some(block) = only_load(&t) else {
+        let Some(block) = load_block(&t) else {
             continue;
         };
         // In order, before the head's branch: their operands dominate the run block,
@@ -206,5 +209,5 @@ pub fn speculate<'ctx>(ir: &Ir<'ctx>, f: FunctionValue<'ctx>) {
 pub fn lone_load<'ctx>(
     t: &Triangle<'ctx>,
 ) -> Option<(InstructionValue<'ctx>, Vec<InstructionValue<'ctx>>)> {
-    only_load(t).and_then(|b| b.before.is_empty().then_some((b.load, b.stores)))
+    load_block(t).and_then(|b| b.before.is_empty().then_some((b.load, b.stores)))
 }
