@@ -14,6 +14,11 @@ enum Cli {
         /// run split over several device calls (each workload in one of them).
         #[arg(long, required = true)]
         run: Vec<PathBuf>,
+        /// Pool a workload's reps over the --run folders that have it (reruns of the
+        /// same bundle, e.g. the launch-bound workloads at more reps); without it a
+        /// workload may be in one folder only.
+        #[arg(long)]
+        pool: bool,
         /// The bundle scripts/build-perf.sh built (ptxas.tsv, stats, COMMIT).
         #[arg(long)]
         build: PathBuf,
@@ -30,11 +35,12 @@ fn run(cli: Cli) -> Result<(), String> {
     match cli {
         Cli::Table {
             run,
+            pool,
             build,
             md,
             json,
         } => {
-            let report = table::load(&run, &build)?;
+            let report = table::load(&run, &build, pool)?;
             let md = md.unwrap_or_else(|| run[0].join("table.md"));
             let json = json.unwrap_or_else(|| run[0].join("table.json"));
             std::fs::write(&md, markdown::render(&report))

@@ -532,36 +532,51 @@ fn env_commit(env: &str) -> Option<&str> {
 
 /// Reads one or more run directories (env.txt, runs.tsv, logs/) and the bundle they
 /// ran, and builds the report. Several directories are the parts of one suite run split
-/// over device calls (`PERF_ONLY`); a workload may appear in only one of them.
-/// Workloads are those of the runs and of the bundle's WORKLOADS file.
-pub fn load(run_dirs: &[PathBuf], build_dir: &Path) -> Result<Report, String> {
+/// over device calls (`PERF_ONLY`): without `pool` a workload may appear in only one of
+/// them; with it, a workload's runs in several directories are pooled, their reps
+/// numbered on in the order given (a rerun of the same bundle at more reps, such as the
+/// launch-bound workloads'). Workloads are those of the runs and of the bundle's
+/// WORKLOADS file.
+pub fn load(run_dirs: &[PathBuf], build_dir: &Path, pool: bool) -> Result<Report, String> {
     let hint = "pass the folder run-perf.sh wrote (it has env.txt, runs.tsv, logs/)";
     let mut envs = Vec::new();
     let mut runs: Vec<Run> = Vec::new();
-    // Workload -> (index of its run directory, the directory).
+    // Workload -> the first run directory that has it (its index, the directory).
     let mut home: BTreeMap<String, (usize, &Path)> = BTreeMap::new();
+    // (workload, mode, rep as numbered here) -> (its directory, its rep there).
+    let mut origin: BTreeMap<(String, String, u32), (&Path, u32)> = BTreeMap::new();
+    // (workload, mode) -> the highest rep numbered so far.
+    let mut last: BTreeMap<(String, String), u32> = BTreeMap::new();
     for (k, dir) in run_dirs.iter().enumerate() {
         let read = |name: &str| {
             let p = dir.join(name);
             std::fs::read_to_string(&p).map_err(|e| format!("{}: {e}; {hint}", p.display()))
         };
         envs.push((dir, read("env.txt")?));
-        let mine =
+        let mut mine =
             runs::parse(&read("runs.tsv")?).map_err(|e| format!("{}: {e}", dir.display()))?;
-        for r in &mine {
+        let before = last.clone();
+        for r in &mut mine {
             match home.get(&r.workload) {
-                Some((j, other)) if *j != k => {
+                Some((j, other)) if *j != k && !pool => {
                     return Err(format!(
-                        "workload {} is in both {} and {}; give each workload's runs once",
+                        "workload {} is in both {} and {}; give each workload's runs once, or pass --pool to pool the reps of reruns of one bundle",
                         r.workload,
                         other.display(),
                         dir.display()
                     ))
                 }
-                _ => {
+                Some(_) => {}
+                None => {
                     home.insert(r.workload.clone(), (k, dir));
                 }
             }
+            let key = (r.workload.clone(), r.mode.clone());
+            let rep = before.get(&key).copied().unwrap_or(0) + r.rep;
+            origin.insert((key.0.clone(), key.1.clone(), rep), (dir, r.rep));
+            let top = last.entry(key).or_insert(0);
+            *top = (*top).max(rep);
+            r.rep = rep;
         }
         runs.extend(mine);
     }
@@ -580,9 +595,10 @@ pub fn load(run_dirs: &[PathBuf], build_dir: &Path) -> Result<Report, String> {
         .chain(bundle.workloads.iter().cloned())
         .collect();
     let log = |r: &Run| {
-        home.get(&r.workload)
-            .and_then(|(_, dir)| {
-                std::fs::read_to_string(logs::path(dir, &r.workload, &r.mode, r.rep)).ok()
+        origin
+            .get(&(r.workload.clone(), r.mode.clone(), r.rep))
+            .and_then(|&(dir, rep)| {
+                std::fs::read_to_string(logs::path(dir, &r.workload, &r.mode, rep)).ok()
             })
             .unwrap_or_default()
     };

@@ -11,7 +11,7 @@ fn fixtures() -> PathBuf {
 }
 
 fn report() -> Report {
-    load(&[fixtures().join("run")], &fixtures().join("build")).expect("fixtures load")
+    load(&[fixtures().join("run")], &fixtures().join("build"), false).expect("fixtures load")
 }
 
 fn row<'a>(r: &'a Report, name: &str) -> &'a Row {
@@ -349,7 +349,7 @@ fn a_run_split_over_several_directories() {
     )
     .unwrap();
     let both = [fixtures().join("run"), dir.clone()];
-    let r = load(&both, &fixtures().join("build")).expect("loads");
+    let r = load(&both, &fixtures().join("build"), false).expect("loads");
     assert!(
         r.env.contains("host: fixture") && r.env.contains("host: second"),
         "{}",
@@ -363,8 +363,23 @@ fn a_run_split_over_several_directories() {
     assert_eq!(row(&r, "gemm").cusafe.per_iter_ms, Some(2.5));
     // A workload in two directories is an error.
     let twice = [fixtures().join("run"), fixtures().join("run")];
-    let e = load(&twice, &fixtures().join("build"));
-    assert!(e.is_err_and(|e| e.contains("in both")));
+    let e = load(&twice, &fixtures().join("build"), false);
+    assert!(e.is_err_and(|e| e.contains("in both") && e.contains("--pool")));
+    // Pooled, the same runs count twice: gemm's plain reps 2.0, 2.2, 1.9 twice over.
+    let r = load(&twice, &fixtures().join("build"), true).expect("pooled");
+    let g = row(&r, "gemm");
+    assert_eq!(g.plain.runs, 6);
+    assert_eq!(g.plain.samples_ms, vec![2.0, 2.2, 1.9, 2.0, 2.2, 1.9]);
+    assert_eq!(g.plain.per_iter_ms, Some(2.0));
+    // Each pooled run's log is read from its own directory.
+    let split_twice = [dir.clone(), dir.clone()];
+    let r = load(&split_twice, &fixtures().join("build"), true).expect("pooled");
+    let nw = row(&r, "nw");
+    assert_eq!(nw.cusafe.runs, 2);
+    assert!(matches!(
+        nw.problems_in(&["cusafe"]).as_slice(),
+        [p] if matches!(p.reason, Reason::FalsePositive { .. })
+    ));
     std::fs::remove_dir_all(&dir).ok();
 }
 
@@ -452,7 +467,7 @@ fn the_noopt_column_is_named_after_the_bundles_noopt_env() {
     );
     let dir = bundle_copy("noopt-env");
     std::fs::write(dir.join("NOOPT_ENV"), "CUSAFE_PASS_DEFER=0\n").unwrap();
-    let r = load(&[fixtures().join("run")], &dir).expect("loads");
+    let r = load(&[fixtures().join("run")], &dir, false).expect("loads");
     let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(r.noopt_env, "CUSAFE_PASS_DEFER=0");
     let md = cusafe_perf::markdown::render(&r);
