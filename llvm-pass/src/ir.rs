@@ -33,6 +33,8 @@ pub const AS_GENERIC: u32 = 0;
 pub const AS_SHARED: u32 = 3;
 /// NVPTX constant address space (`__constant__`, `ld.const`).
 pub const AS_CONST: u32 = 4;
+/// NVPTX local address space (a thread's stack).
+pub const AS_LOCAL: u32 = 5;
 
 /// The module being instrumented with the types and builder the pass needs.
 pub struct Ir<'ctx> {

@@ -26,19 +26,16 @@
 use crate::classify::pointer_root;
 use crate::dom::Cfg;
 use crate::intervals::Intervals;
-use crate::ir::{Ir, AS_GLOBAL, AS_SHARED};
+use crate::ir::{Ir, AS_GLOBAL, AS_LOCAL, AS_SHARED};
 use crate::lift::{load_block, predecessors, triangle, Triangle};
 use crate::loops::LoopAnalyses;
 use crate::remat::pure_value;
-use crate::sys::{addr_space, branch_condition, global_variable, operand, param_parent};
+use crate::sys::{addr_space, branch_condition, global_variable, operand, param_parent, poison};
 use inkwell::targets::TargetData;
 use inkwell::types::BasicTypeEnum;
 use inkwell::values::{
     BasicValue, BasicValueEnum, FunctionValue, InstructionOpcode, InstructionValue, PointerValue,
 };
-
-/// NVPTX local address space (a thread's stack).
-const AS_LOCAL: u32 = 5;
 
 /// One triangle's stores and where they go.
 struct Sink<'ctx> {
@@ -52,8 +49,8 @@ struct Sink<'ctx> {
 }
 
 /// Sinks the tile stores of the triangles of `f` (a kernel when `kernel`) as the module
-/// doc says; returns how many stores moved.
-pub fn sink_tile_stores<'ctx>(ir: &Ir<'ctx>, f: FunctionValue<'ctx>, kernel: bool) -> usize {
+/// doc says.
+pub fn sink_tile_stores<'ctx>(ir: &Ir<'ctx>, f: FunctionValue<'ctx>, kernel: bool) {
     let preds = predecessors(f);
     let found: Vec<(Triangle, InstructionValue, Vec<InstructionValue>)> = f
         .get_basic_blocks()
@@ -66,7 +63,7 @@ pub fn sink_tile_stores<'ctx>(ir: &Ir<'ctx>, f: FunctionValue<'ctx>, kernel: boo
         })
         .collect();
     if found.is_empty() {
-        return 0;
+        return;
     }
     // Decided on the unchanged function, then applied.
     let sinks: Vec<Sink> = {
@@ -86,7 +83,9 @@ pub fn sink_tile_stores<'ctx>(ir: &Ir<'ctx>, f: FunctionValue<'ctx>, kernel: boo
             })
             .collect()
     };
-    sinks.iter().map(|s| apply(ir, s)).sum()
+    for s in &sinks {
+        apply(ir, s);
+    }
 }
 
 /// Where in `t`'s join the `stores` can go: the first instruction that may touch memory
@@ -191,20 +190,6 @@ fn access_bytes(inst: InstructionValue, td: &TargetData) -> Option<u64> {
     Some(td.get_store_size(&ty))
 }
 
-/// An undefined value of type `ty` (a phi's incoming value on a path that never uses
-/// it).
-fn undef(ty: BasicTypeEnum) -> BasicValueEnum {
-    match ty {
-        BasicTypeEnum::ArrayType(t) => t.get_undef().into(),
-        BasicTypeEnum::FloatType(t) => t.get_undef().into(),
-        BasicTypeEnum::IntType(t) => t.get_undef().into(),
-        BasicTypeEnum::PointerType(t) => t.get_undef().into(),
-        BasicTypeEnum::StructType(t) => t.get_undef().into(),
-        BasicTypeEnum::VectorType(t) => t.get_undef().into(),
-        BasicTypeEnum::ScalableVectorType(t) => t.get_undef().into(),
-    }
-}
-
 /// Whether the bytes tile store `store` writes cannot meet those `access` (at `ptr`)
 /// reads or writes (see the module doc).
 fn apart<'ctx>(
@@ -238,14 +223,14 @@ fn apart<'ctx>(
     s.lo >= o.hi + i128::from(b) || o.lo >= s.hi + i128::from(a)
 }
 
-/// Moves `s`'s stores to its point, under the triangle's condition; returns how many.
-fn apply<'ctx>(ir: &Ir<'ctx>, s: &Sink<'ctx>) -> usize {
+/// Moves `s`'s stores to its point, under the triangle's condition.
+fn apply<'ctx>(ir: &Ir<'ctx>, s: &Sink<'ctx>) {
     let Some(head) = s.branch.get_parent() else {
-        return 0;
+        return;
     };
     let t = &s.triangle;
-    // Values of the run block the stores use reach the join through phis (undefined from
-    // the head, where no store runs).
+    // Values of the run block the stores use reach the join through phis (poison from
+    // the head, where no store runs and nothing reads them).
     let mut phis: Vec<(BasicValueEnum<'ctx>, BasicValueEnum<'ctx>)> = Vec::new();
     let mut through_phi = |v: BasicValueEnum<'ctx>| -> BasicValueEnum<'ctx> {
         let defined_in_run_block = v
@@ -260,7 +245,7 @@ fn apply<'ctx>(ir: &Ir<'ctx>, s: &Sink<'ctx>) -> usize {
         let first = t.join.get_first_instruction().expect("a join has a branch");
         ir.at(first);
         let phi = ir.b.build_phi(v.get_type(), "").expect("positioned");
-        let none = undef(v.get_type());
+        let none = poison(v.get_type());
         phi.add_incoming(&[(&v, t.then), (&none, head)]);
         phis.push((v, phi.as_basic_value()));
         phi.as_basic_value()
@@ -287,5 +272,4 @@ fn apply<'ctx>(ir: &Ir<'ctx>, s: &Sink<'ctx>) -> usize {
             st.set_operand(k as u32, *v);
         }
     }
-    moved.len()
 }

@@ -360,3 +360,12 @@ pub fn branch_condition(br: InstructionValue<'_>) -> IntValue<'_> {
 pub fn set_branch_condition<'ctx>(br: InstructionValue<'ctx>, cond: IntValue<'ctx>) {
     unsafe { LLVMSetCondition(br.as_value_ref(), cond.as_value_ref()) }
 }
+
+/// A poison value of type `ty` (a phi's incoming value on a path that never reads it).
+///
+/// inkwell has `get_poison` only per concrete type (`IntType`, `PointerType`, ...), not
+/// on `BasicTypeEnum`.
+pub fn poison(ty: BasicTypeEnum<'_>) -> BasicValueEnum<'_> {
+    use inkwell::types::AsTypeRef;
+    unsafe { BasicValueEnum::new(LLVMGetPoison(ty.as_type_ref())) }
+}

@@ -30,7 +30,7 @@ declare void @llvm.nvvm.barrier0()
 ; CHECK-NEXT: %v = load i32, ptr addrspace(1) %m
 ; CHECK-NOT: store i32 %v
 ; CHECK: join:
-; CHECK-NEXT: [[P:%.*]] = phi i32 [ %v, %{{.*}} ], [ undef, %entry ]
+; CHECK-NEXT: [[P:%.*]] = phi i32 [ %v, %{{.*}} ], [ poison, %entry ]
 ; CHECK: load i32, ptr addrspace(1) %pr
 ; CHECK: store i32 {{.*}}, ptr addrspace(3) %pref
 ; CHECK: load i32, ptr addrspace(1) %pn
