@@ -7,8 +7,9 @@
 //! to 1023. So before a kernel is instrumented, the accesses of objects of known size
 //! that intervals cannot prove are tried again under candidate block shapes (powers of
 //! two, at most 1024 threads and at least 16, along the dimensions those accesses read),
-//! and one is chosen ([`choose`]: it must save a check at an access, keep array indices
-//! inside their rows about as well as the best shape, then have the most threads).
+//! and one is chosen ([`choose`]: it must save a check in a loop or at least
+//! [`MIN_SAVED_OUTSIDE_LOOPS`] outside loops, keep array indices inside their rows about
+//! as well as the best shape, then have the most threads).
 //! If one qualifies, the kernel's body is copied (shim `cusafe_clone_body`) and a new
 //! entry block tests `blockDim` against the shape: blocks that fit run the copy, whose
 //! `threadIdx`/`blockDim` reads carry `!range` metadata for the shape, so the ordinary
