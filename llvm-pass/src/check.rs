@@ -33,6 +33,7 @@ use crate::elim::plan::{Anchor, CheckPlan, Flush, Lifted, LoopCheck, Plan, Range
 use crate::elim::ColdPaths;
 use crate::ir::{addr_space, space, Ir, AS_GLOBAL};
 use crate::launch::{RootPart, Windows};
+use crate::shape::Cover;
 use crate::sites::Sites;
 use crate::strip::Roots;
 use cusafe_format::block::{
@@ -832,17 +833,39 @@ impl<'ctx> Checker<'ctx> {
                             .find(|&&(m, x)| m == id && Some(x) == lo)
                             .filter(|_| verdicts_at.is_none() && id.inst(accesses) == inst)
                             .map(|_| resolve_ptr(e.replaced, r.addr));
-                        let (addr, len, wraps) = crate::shape::union(ir, &shape, own);
-                        guards.extend(wraps);
-                        let range = Range {
+                        let at = |addr, len| Range {
                             addr,
                             root: resolve_ptr(e.replaced, r.root),
                             len,
                             last_byte: false,
                             ..r.clone()
                         };
-                        let (v, _) = self.verdict(e, &range, anchor);
-                        (v.inside, range, Some((group, shape)), anchor)
+                        let (inside, range) = match crate::shape::cover(ir, &shape, own) {
+                            Cover::Union(addr, len, wraps) => {
+                                guards.extend(wraps);
+                                let range = at(addr, len);
+                                (self.verdict(e, &range, anchor).0.inside, range)
+                            }
+                            Cover::Ends(ends) => {
+                                // Each end as its member's own range (its length,
+                                // and its last-byte form when aligned).
+                                let [first, last] = ends.map(|(x, addr)| {
+                                    let end = group.members.iter().find(|&&(_, y)| y == x);
+                                    let (m, _) = end.expect("a strided group's ends are members");
+                                    Range {
+                                        addr,
+                                        root: resolve_ptr(e.replaced, r.root),
+                                        ..m.of(accesses).clone()
+                                    }
+                                });
+                                let both = ir.and(
+                                    self.verdict(e, &first, anchor).0.inside,
+                                    self.verdict(e, &last, anchor).0.inside,
+                                );
+                                (both, first)
+                            }
+                        };
+                        (inside, range, Some((group, shape)), anchor)
                     }
                 }
                 _ => {
@@ -865,9 +888,10 @@ impl<'ctx> Checker<'ctx> {
         // Whether the or says exactly that some member fails: no guard (a wrap makes the
         // union fail with every member in bounds) and no index hull (its union can
         // hold addresses no member touches). A plain range is checked again as it is;
-        // an offset or strided union runs from its lowest member's start to its
-        // highest member's end, and the window is one interval, so when the union
-        // does not fit, one of those two members does not; an index group's compare
+        // an offset union runs from its lowest member's start to its highest member's
+        // end, and the window is one interval, so when the union does not fit, one of
+        // those two members does not; a strided group's two ends are members; an
+        // index group's compare
         // fails exactly when some member's does (`launch::index_bounds`).
         let exact = guards.is_empty()
             && units.iter().all(|u| match u.plan {

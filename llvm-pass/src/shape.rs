@@ -1,6 +1,6 @@
 //! The emitter's half of check elimination's group shapes (`elim::plan::Shape`): builds,
-//! for `check.rs`, the one range whose check stands for a group's members and each
-//! member's address for the cold path. The planner only describes the shapes
+//! for `check.rs`, what a group's check compares in place of its members (one range, or a
+//! strided group's two ends) and each member's address for the cold path. The planner only describes the shapes
 //! (`elim/stride.rs` and `elim/hull.rs` say why their ranges hold every member).
 
 use crate::base::{Base, Guard, Index, Widen};
@@ -8,35 +8,43 @@ use crate::collect::Len;
 use crate::elim::plan::{Hull, Shape, Stride};
 use crate::ir::Ir;
 use inkwell::values::{IntValue, PointerValue};
-use inkwell::IntPredicate;
 
-/// Builds, at the builder's position, the start and length of the one range whose check
-/// stands for the members' of `shape`, and for a guarded shape the flag that its guard
-/// fails (the check must fail then too). `start`: an offset shape's start as a value
-/// that exists (the address of a member at `lo`), used instead of rebuilding it.
-pub fn union<'ctx>(
+/// How a group's members are checked together in the fast path.
+pub enum Cover<'ctx> {
+    /// One range whose check stands for every member: its start, its length, and for a
+    /// guarded shape the flag that its guard fails (the check must fail then too).
+    Union(PointerValue<'ctx>, Len<'ctx>, Option<IntValue<'ctx>>),
+    /// A strided group's two end members (`elim/stride.rs`: every member lies between
+    /// them), as each one's multiple and address, each checked as that member's own
+    /// access. The window is one interval, so both fit exactly when the members' hull
+    /// does; two one-compare checks cost fewer instructions than the hull's run-time
+    /// start and length.
+    Ends([(i64, PointerValue<'ctx>); 2]),
+}
+
+/// Builds, at the builder's position, what stands for the members of `shape` in its
+/// check (see [`Cover`]). `start`: an offset shape's start as a value that exists (the
+/// address of a member at `lo`), used instead of rebuilding it.
+pub fn cover<'ctx>(
     ir: &Ir<'ctx>,
     shape: &Shape<'ctx>,
     start: Option<PointerValue<'ctx>>,
-) -> (PointerValue<'ctx>, Len<'ctx>, Option<IntValue<'ctx>>) {
+) -> Cover<'ctx> {
     match shape {
         Shape::Offsets {
             base,
             lo,
             hi,
             guard,
-        } => (
+        } => Cover::Union(
             start.unwrap_or_else(|| base.build(ir, *lo)),
             Len::Const((hi - lo) as u64),
             guard.map(|g| g.wraps(ir)),
         ),
-        Shape::Strided(s) => {
-            let (addr, len) = stride_hull(ir, s);
-            (addr, len, None)
-        }
+        Shape::Strided(s) => Cover::Ends([s.lo, s.hi].map(|m| (m, stride_member(ir, s, m)))),
         Shape::Hull(h) => {
             let (addr, len, wraps) = hull_union(ir, h);
-            (addr, Len::Value(len), wraps)
+            Cover::Union(addr, Len::Value(len), wraps)
         }
         Shape::Index(_) => unreachable!("an index group compares its index, not a union"),
     }
@@ -61,26 +69,13 @@ fn stride_member<'ctx>(ir: &Ir<'ctx>, s: &Stride<'ctx>, m: i64) -> PointerValue<
     ir.byte_gep(s.ptr, bytes)
 }
 
-/// Builds the hull of a strided group's members (`elim/stride.rs`): its lowest address
-/// and its run-time length.
-fn stride_hull<'ctx>(ir: &Ir<'ctx>, s: &Stride<'ctx>) -> (PointerValue<'ctx>, Len<'ctx>) {
-    let a = stride_member(ir, s, s.lo);
-    let z = stride_member(ir, s, s.hi);
-    let (ai, zi) = (ir.to_int(a), ir.to_int(z));
-    let below = ir.icmp(IntPredicate::ULT, ai, zi);
-    let min = ir.select(below, ai, zi);
-    let max = ir.select(below, zi, ai);
-    let lowest = ir.byte_gep(a, ir.sub(min, ai));
-    (lowest, Len::Value(ir.add(ir.sub(max, min), ir.c64(s.len))))
-}
-
 /// Builds, at the builder's position, an index hull's start and byte length
 /// (`elim/hull.rs`), and the flag that some assumed addition could wrap.
 fn hull_union<'ctx>(
     ir: &Ir<'ctx>,
     h: &Hull<'ctx>,
 ) -> (PointerValue<'ctx>, IntValue<'ctx>, Option<IntValue<'ctx>>) {
-    use IntPredicate::*;
+    use inkwell::IntPredicate::*;
     let xs: Vec<IntValue> =
         h.xs.iter()
             .map(|r| r.build(ir, |v| v).into_int_value())

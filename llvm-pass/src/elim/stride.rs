@@ -13,8 +13,12 @@
 //! not fit, the cold path checks the members one by one in program order (as for
 //! neighbours), so only accesses the block makes are reported.
 //!
+//! The hull fits exactly when both outermost members do, so the emitter checks those
+//! two, each as its own access (one compare each, no run-time minimum, maximum or
+//! length), under one branch.
+//!
 //! This step records the group in the plan (`plan::Stride`); the emitter builds its
-//! hull and members' addresses (`shape.rs`).
+//! two ends' and the members' addresses (`shape.rs`).
 
 use super::join::{can_join, same_target};
 use super::plan::{CheckPlan, Plan, RangeId, Shape, Stride};

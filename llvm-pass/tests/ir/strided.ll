@@ -1,6 +1,6 @@
 ; Strided groups (elim/stride.rs): the accesses of one block at p + m * s + off, s a run-time
-; 32-bit value extended to 64 bits, m constant (an unrolled column walk), get one check
-; of the hull of the two outermost members before the first; the cold path checks the
+; 32-bit value extended to 64 bits, m constant (an unrolled column walk), get one branch
+; on the checks of the two outermost members before the first; the cold path checks the
 ; members one by one at their own sites. Must not fire: a call between members, a
 ; stride that is not a 32-bit value, members with different constant offsets.
 ; RUN: %opt %s -o %t.ll 2>%t.stats
@@ -19,19 +19,24 @@ define void @external() noinline {
   ret void
 }
 
-; Rows 0, 1, 2 and 3 of a column (p, p + 4s, p + 8s, p + 12s): one check of the hull of
-; rows 0 and 3, either way round (s may be negative), then the four loads with no
-; branch between them.
+; Rows 0, 1, 2 and 3 of a column (p, p + 4s, p + 8s, p + 12s): one branch on the checks
+; of rows 0 and 3, the group's two ends (s may be negative; every member lies between
+; them, and the window is one interval), each a member's own one-compare check; no
+; run-time hull (no min/max selects), then the four loads with no branch between them.
 ; CHECK-LABEL: define void @column(
 ; CHECK: [[S0:%.*]] = mul i64 %s, 0
+; CHECK: [[A:%.*]] = getelementptr i8, ptr %p, i64
 ; CHECK: [[S3:%.*]] = mul i64 %s, 12
-; CHECK: [[A:%.*]] = ptrtoint ptr
-; CHECK: [[Z:%.*]] = ptrtoint ptr
-; CHECK: [[BELOW:%.*]] = icmp ult i64 [[A]], [[Z]]
-; CHECK: [[MIN:%.*]] = select i1 [[BELOW]], i64 [[A]], i64 [[Z]]
-; CHECK: [[MAX:%.*]] = select i1 [[BELOW]], i64 [[Z]], i64 [[A]]
-; CHECK: [[SPAN:%.*]] = sub i64 [[MAX]], [[MIN]]
-; CHECK: add i64 [[SPAN]], 4
+; CHECK: [[Z:%.*]] = getelementptr i8, ptr %p, i64
+; CHECK-NOT: select
+; CHECK: ptrtoint ptr [[A]] to i64
+; CHECK: [[INA:%.*]] = icmp ult i64 {{.*}}, %cusafe.limit.0
+; CHECK-NOT: select
+; CHECK: ptrtoint ptr [[Z]] to i64
+; CHECK: [[INZ:%.*]] = icmp ult i64 {{.*}}, %cusafe.limit.0
+; CHECK: [[BOTH:%.*]] = and i1 [[INA]], [[INZ]]
+; CHECK: [[BAD:%.*]] = xor i1 [[BOTH]], true
+; CHECK: br i1 [[BAD]]
 ; The cold path: each of the four members at its own site.
 ; CHECK: call i32 @__cusafe_fail({{.*}}, i32 4, ptr addrspacecast (ptr addrspace(1) @__cusafe_site.0 to ptr))
 ; CHECK: call i32 @__cusafe_fail({{.*}}, i32 4, ptr addrspacecast (ptr addrspace(1) @__cusafe_site.1 to ptr))
