@@ -23,6 +23,8 @@ pub const LIFT: &str = "CUSAFE_PASS_LIFT";
 pub const BOX_COPY: &str = "CUSAFE_PASS_BOX_COPY";
 /// `0`: no index groups (one check of an index shared by several kernel parameters).
 pub const INDEX_GROUPS: &str = "CUSAFE_PASS_INDEX_GROUPS";
+/// `0`: no check compares a dominating check's offset (each builds its own).
+pub const OFFSETS: &str = "CUSAFE_PASS_OFFSETS";
 /// `0`: every loop range gets its own branch (by default those of one preheader share
 /// one).
 pub const LOOP_SETS: &str = "CUSAFE_PASS_LOOP_SETS";

@@ -106,6 +106,17 @@ pub struct FnEmit<'a, 'ctx> {
     /// Deferred accesses to skip where their verdict failed, with that failure
     /// ([`FnEmit::predicate`], once every check of the function is built).
     predicated: Vec<(InstructionValue<'ctx>, IntValue<'ctx>)>,
+    /// The offsets and windows of the checks built so far that later checks may
+    /// compare instead of their own (`Plan::offsets`), by range.
+    offsets: HashMap<RangeId, Offset<'ctx>>,
+}
+
+/// A built check's offset and the window it was compared against
+/// ([`Checker::offset_verdict`]).
+#[derive(Clone, Copy)]
+struct Offset<'ctx> {
+    off: IntValue<'ctx>,
+    part: RootPart<'ctx>,
 }
 
 /// A deferred check (`elim::defer`) built at its access, waiting for its flush: what the
@@ -156,6 +167,7 @@ impl<'a, 'ctx> FnEmit<'a, 'ctx> {
                 .map(|(k, f)| (f.before, k))
                 .collect(),
             predicated: Vec::new(),
+            offsets: HashMap::new(),
         }
     }
 
@@ -398,7 +410,10 @@ impl<'ctx> Checker<'ctx> {
             if plan.deferred.contains(&id) {
                 let lifted = plan.lifted.get(&id);
                 ir.at(lifted.map_or(acc.inst, |l| l.branch));
-                let (verdict, len) = self.verdict(e, r, units[0].plan.anchor());
+                let anchor = units[0].plan.anchor();
+                let (verdict, len) = self
+                    .offset_verdict(e, id, r, anchor)
+                    .unwrap_or_else(|| self.verdict(e, r, anchor));
                 let bad = match lifted {
                     Some(l) => Some(lift_branch(ir, l, verdict.inside)),
                     None => plan
@@ -430,7 +445,7 @@ impl<'ctx> Checker<'ctx> {
                 root: resolve_ptr(e.replaced, r.root),
                 ..r.clone()
             };
-            let (slow_bb, skip) = self.emit_check(e, acc.inst, &r, original_root, anchor);
+            let (slow_bb, skip) = self.emit_check(e, id, &r, original_root, anchor);
             let Some(skip) = skip else { continue };
             // The cold block goes on to the access, or past it when told to skip.
             let term = slow_bb
@@ -724,8 +739,12 @@ impl<'ctx> Checker<'ctx> {
         let ir = e.ir;
         let out_of_line = self.cold.out_of_line(r, original_root);
         let text = e.sites.text(ir, e.func, inst, &v.object);
+        let mut addr = ir.add(v.root, v.off);
+        if v.past != 0 {
+            addr = ir.add(addr, ir.c64(v.past));
+        }
         let args: [BasicMetadataValueEnum; 5] = [
-            ir.add(v.root, v.off).into(),
+            addr.into(),
             v.root.into(),
             v.size.into(),
             ir.int_cast(len, ir.i32).into(),
@@ -761,26 +780,76 @@ impl<'ctx> Checker<'ctx> {
         Some(ir.icmp(IntPredicate::NE, skip, ir.c32(0)))
     }
 
-    /// Emits the check of one range before `inst` (`original_root`: see `cold_call`);
-    /// returns the cold block and the value (computed there) that says whether to skip
-    /// the access (`None`: the cold block does not return).
+    /// Emits the check of range `id` (`r`, its recover-mode phis resolved) before its
+    /// access (`original_root`: see `cold_call`); returns the cold block and the value
+    /// (computed there) that says whether to skip the access (`None`: the cold block
+    /// does not return). A heap check whose cold block does not return leaves its
+    /// offset for later checks (`Plan::offsets`): it passed wherever they run.
     fn emit_check(
         &self,
         e: &mut FnEmit<'_, 'ctx>,
-        inst: InstructionValue<'ctx>,
+        id: RangeId,
         r: &Range<'ctx>,
         original_root: PointerValue<'ctx>,
         anchor: Option<Anchor<'ctx>>,
     ) -> (BasicBlock<'ctx>, Option<IntValue<'ctx>>) {
         let ir = e.ir;
+        let inst = id.inst(e.accesses);
         ir.at(inst);
-        let (v, len) = self.verdict(e, r, anchor);
+        let (v, len) = self
+            .offset_verdict(e, id, r, anchor)
+            .unwrap_or_else(|| self.verdict(e, r, anchor));
         let term = ir.split_if_then(ir.not(v.inside), inst);
         // The cold block (before the call: a call that never returns erases `term`).
         let bb = term.get_parent().expect("a split block");
         ir.at(term);
         let skip = self.cold_call(e, inst, r, original_root, &v, len);
+        if skip.is_none() && v.past == 0 && matches!(r.target, Target::Heap) {
+            let part = RootPart {
+                start: v.root,
+                limit: v.size,
+            };
+            e.offsets.insert(id, Offset { off: v.off, part });
+        }
         (bb, skip)
+    }
+
+    /// The verdict on range `id` (`r`) as `Plan::offsets` plans it, at the builder's
+    /// position: the dominating check's offset against the bound for `r`'s length plus
+    /// the bytes between them (`elim::offset`), when that check was built and `r`'s
+    /// root half is its very window (from `anchor`, or a launch-time window); `None`
+    /// otherwise (check `r` as usual).
+    fn offset_verdict(
+        &self,
+        e: &FnEmit<'_, 'ctx>,
+        id: RangeId,
+        r: &Range<'ctx>,
+        anchor: Option<Anchor<'ctx>>,
+    ) -> Option<(Verdict<'ctx>, IntValue<'ctx>)> {
+        let (from, past) = *e.plan.offsets.get(&id)?;
+        let a = e.offsets.get(&from)?;
+        let part = match anchor.and_then(|a| e.parts.get(&a)) {
+            Some(p) => *p,
+            None => *self
+                .windows
+                .get(&crate::classify::strip_pointer_casts(r.root))?,
+        };
+        let Len::Const(n) = r.len else { return None };
+        if (part.start, part.limit) != (a.part.start, a.part.limit) {
+            return None;
+        }
+        let ir = e.ir;
+        let bound = self.bound(ir, part.limit, n + past);
+        let verdict = Verdict {
+            inside: ir.icmp(IntPredicate::ULT, a.off, bound),
+            off: a.off,
+            past,
+            root: part.start,
+            size: part.limit,
+            space: 0,
+            object: String::new(),
+        };
+        Some((verdict, ir.c64(n)))
     }
 
     /// Emits the one branch of a batch (`batch`; a single neighbouring group is a batch
@@ -1182,6 +1251,7 @@ impl<'ctx> Checker<'ctx> {
         Verdict {
             inside,
             off,
+            past: 0,
             root: p.start,
             size: p.limit,
             space: 0,
@@ -1215,6 +1285,7 @@ impl<'ctx> Checker<'ctx> {
         Verdict {
             inside,
             off,
+            past: 0,
             root: bi,
             size,
             space: o.space,
@@ -1242,6 +1313,9 @@ struct Verdict<'ctx> {
     /// report (a shared array's generic address, which `cvta` makes, once held six
     /// 64-bit registers across hotspot's loop).
     off: IntValue<'ctx>,
+    /// How many bytes past `root + off` the access starts (a check on a dominating
+    /// check's offset, [`Checker::offset_verdict`]; else 0).
+    past: u64,
     /// The window's start (heap) or the object's address, as i64.
     root: IntValue<'ctx>,
     /// The size the access was compared against (header word or object size).

@@ -84,6 +84,12 @@ const INDEX_GROUPS: Switch = Switch {
     default: true,
     what: "0 checks no index once for several kernel parameters",
 };
+/// `CUSAFE_PASS_OFFSETS`: checks on a dominating check's offset (`elim::offset`).
+const OFFSETS: Switch = Switch {
+    name: pass_env::OFFSETS,
+    default: true,
+    what: "0 makes every check build its own offset",
+};
 /// `CUSAFE_PASS_LOOP_SETS`: one branch for the loop ranges of one preheader
 /// (`check::Checker::emit_loop_checks`).
 const LOOP_SETS: Switch = Switch {
@@ -151,6 +157,9 @@ pub struct PassOptions {
     /// Index groups (`CUSAFE_PASS_INDEX_GROUPS`, on by default; with launch-time
     /// windows in trap-mode builds only: [`Self::index_groups`]).
     pub index_groups: bool,
+    /// Checks on a dominating check's offset (`CUSAFE_PASS_OFFSETS`, on by default;
+    /// trap-mode builds only: `elim::offset`).
+    pub offsets: bool,
     /// One branch for the loop ranges of one preheader (`CUSAFE_PASS_LOOP_SETS`, on by
     /// default).
     pub loop_sets: bool,
@@ -199,6 +208,7 @@ impl PassOptions {
             (on(OPT)?, on(LAUNCH_BOUNDS)?, on(INLINE_COLD)?);
         let (defer, box_copy, index_groups) = (on(DEFER)?, on(BOX_COPY)?, on(INDEX_GROUPS)?);
         let (loop_sets, predicate, lift) = (on(LOOP_SETS)?, on(PREDICATE)?, on(LIFT)?);
+        let offsets = on(OFFSETS)?;
         let recover = match on(RECOVER)? {
             false => Recover::Off,
             true if get(RECOVER.name).is_some_and(|v| v == "skip") => Recover::Skip,
@@ -215,6 +225,7 @@ impl PassOptions {
             lift,
             box_copy,
             index_groups,
+            offsets,
             loop_sets,
             inline_cold,
             recover,
@@ -248,7 +259,7 @@ impl PassOptions {
 
 /// The `CUSAFE_PASS_*` variables the pass reads, and `CUSAFE_PASS_PLUGIN` (where
 /// `cusafe-clang++` finds the pass).
-const KNOWN: [&str; 16] = [
+const KNOWN: [&str; 17] = [
     pass_env::STATS,
     pass_env::VERIFY,
     pass_env::CHECKS,
@@ -259,6 +270,7 @@ const KNOWN: [&str; 16] = [
     pass_env::LIFT,
     pass_env::BOX_COPY,
     pass_env::INDEX_GROUPS,
+    pass_env::OFFSETS,
     pass_env::LOOP_SETS,
     pass_env::INLINE_COLD,
     pass_env::RECOVER,

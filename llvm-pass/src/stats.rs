@@ -46,6 +46,8 @@ pub struct Stats {
     pub deferred: u32,
     /// Of those, checks of loads under a branch built at that branch (`lift`).
     pub lifted: u32,
+    /// Checks comparing a dominating check's offset (`elim::offset`).
+    pub offsets: u32,
     /// Device coverage points (blocks storing their edge's byte, `CUSAFE_PASS_COVERAGE`).
     pub coverage: u32,
 }
@@ -66,6 +68,7 @@ impl Stats {
             invariant: plan.verdicts_at.len() as u32,
             deferred: plan.deferred.len() as u32,
             lifted: plan.lifted.len() as u32,
+            offsets: plan.offsets.len() as u32,
             proven: found.proven + plan.proven,
             unknown: found.unknown,
             unknown_intrinsics: found.unknown_intrinsics,
@@ -108,8 +111,8 @@ impl Stats {
     /// The stats line for function `name` (`kind` is "kernel" or "device function").
     pub fn line(&self, kind: &str, name: &str) -> String {
         format!(
-            "cusafe: {kind} {name}: {} checks ({} loads, {} stores, {} atomics, {} ranges; {} against known objects), {} arithmetic rules, {} proven in bounds, {} removed (dominated), {} merged (neighbouring), {} of them by index (one compare for several parameters), {} loop ranges (one check per loop, in the preheader), {} batched (sharing a branch), {} hoisted (loop header loads), {} header loads shared, {} unchecked (constant address or unknown size), {} intrinsic accesses unchecked, {} loop-invariant verdicts (built in a preheader), {} deferred (branch later in the block), {} of them lifted (checked at their if's branch), {} coverage points",
-            self.checks(), self.loads, self.stores, self.atomics, self.ranges, self.objects, self.arith, self.proven, self.removed, self.merged, self.indexed, self.loop_ranges, self.batched, self.hoisted, self.shared, self.unknown, self.unknown_intrinsics, self.invariant, self.deferred, self.lifted, self.coverage
+            "cusafe: {kind} {name}: {} checks ({} loads, {} stores, {} atomics, {} ranges; {} against known objects), {} arithmetic rules, {} proven in bounds, {} removed (dominated), {} merged (neighbouring), {} of them by index (one compare for several parameters), {} loop ranges (one check per loop, in the preheader), {} batched (sharing a branch), {} hoisted (loop header loads), {} header loads shared, {} unchecked (constant address or unknown size), {} intrinsic accesses unchecked, {} loop-invariant verdicts (built in a preheader), {} deferred (branch later in the block), {} of them lifted (checked at their if's branch), {} off a dominating check's offset, {} coverage points",
+            self.checks(), self.loads, self.stores, self.atomics, self.ranges, self.objects, self.arith, self.proven, self.removed, self.merged, self.indexed, self.loop_ranges, self.batched, self.hoisted, self.shared, self.unknown, self.unknown_intrinsics, self.invariant, self.deferred, self.lifted, self.offsets, self.coverage
         )
     }
 }

@@ -46,6 +46,9 @@
 //!
 //! * **Index hulls** (`hull`): consecutive row checks `gep T, P, sext x_r` of one block
 //!   become one check of the hull between the least and the greatest `x_r`.
+//! * **Offsets** (`offset`): a check of a range a constant number of bytes past a
+//!   dominating checked range of the same root and base compares that check's offset
+//!   against a bound built once per window (trap-mode builds).
 //! * **Index groups** (`index`): checks of one block through different windowed kernel
 //!   parameters at one index `x` become one compare of `x` against bounds the runtime
 //!   works out at launch for those parameters.
@@ -74,6 +77,7 @@ pub mod defer;
 mod hull;
 mod index;
 mod join;
+mod offset;
 pub mod plan;
 mod stride;
 
@@ -408,6 +412,9 @@ pub fn plan<'ctx>(
                 if opts.predicate {
                     plan.predicated = defer::predicated(&plan.flushes, &plan.lifted);
                 }
+            }
+            if opts.offsets {
+                offset::form(ir, cfg, accesses, &mut plan);
             }
         }
     }

@@ -325,6 +325,10 @@ pub struct Plan<'ctx> {
     /// Deferred checks of loads under a branch, built at that branch (`lift`): by the
     /// load's range. Always predicated.
     pub lifted: HashMap<RangeId, Lifted<'ctx>>,
+    /// Checks that compare a dominating check's offset instead of their own (`offset`):
+    /// by the range, the dominating range and how many bytes past its address the
+    /// range starts.
+    pub offsets: HashMap<RangeId, (RangeId, u64)>,
 }
 
 /// Where a lifted check (`lift`) is built: right before the conditional branch whose one
