@@ -912,8 +912,17 @@ impl<'ctx> Checker<'ctx> {
                         let (inside, range) = match crate::shape::cover(ir, &shape, own) {
                             Cover::Union(addr, len, wraps) => {
                                 guards.extend(wraps);
-                                let range = at(addr, len);
+                                let range = at(addr, Len::Const(len));
                                 (self.verdict(e, &range, anchor).0.inside, range)
+                            }
+                            Cover::Bytes(bytes, wraps) => {
+                                guards.extend(wraps);
+                                let [first, last] = bytes.map(|addr| at(addr, Len::Const(1)));
+                                let both = ir.and(
+                                    self.verdict(e, &first, anchor).0.inside,
+                                    self.verdict(e, &last, anchor).0.inside,
+                                );
+                                (both, first)
                             }
                             Cover::Ends(ends) => {
                                 // Each end as its member's own range (its length,
@@ -1094,9 +1103,12 @@ impl<'ctx> Checker<'ctx> {
     /// where `len` bytes fit in `size` (none when the bound is 0, as for a freed block's
     /// zero header or a poisoned root's zero limit). Built once per window and length,
     /// right after the window's size (a constant folds), so a hoisted root half hoists
-    /// its bounds too.
+    /// its bounds too. One byte fits below `size` itself.
     fn bound(&self, ir: &Ir<'ctx>, size: IntValue<'ctx>, len: u64) -> IntValue<'ctx> {
         let ty = size.get_type();
+        if len == 1 {
+            return size;
+        }
         if let Some(n) = size.get_zero_extended_constant() {
             // An object's size: fold.
             return ty.const_int(n.saturating_sub(len - 1), false);

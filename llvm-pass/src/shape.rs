@@ -1,25 +1,31 @@
 //! The emitter's half of check elimination's group shapes (`elim::plan::Shape`): builds,
-//! for `check.rs`, what a group's check compares in place of its members (one range, or a
-//! strided group's two ends) and each member's address for the cold path. The planner only describes the shapes
-//! (`elim/stride.rs` and `elim/hull.rs` say why their ranges hold every member).
+//! for `check.rs`, what a group's check compares in place of its members (one range, a
+//! strided group's two ends, or an index hull's first and last bytes) and each member's
+//! address for the cold path. The planner only describes the shapes (`elim/stride.rs`
+//! and `elim/hull.rs` say why their ranges hold every member).
 
 use crate::base::{Base, Guard, Index, Widen};
-use crate::collect::Len;
 use crate::elim::plan::{Hull, Shape, Stride};
 use crate::ir::Ir;
 use inkwell::values::{IntValue, PointerValue};
 
 /// How a group's members are checked together in the fast path.
 pub enum Cover<'ctx> {
-    /// One range whose check stands for every member: its start, its length, and for a
-    /// guarded shape the flag that its guard fails (the check must fail then too).
-    Union(PointerValue<'ctx>, Len<'ctx>, Option<IntValue<'ctx>>),
+    /// One range whose check stands for every member of an offset group: its start,
+    /// its length, and for a guarded group the flag that its guard fails (the check must
+    /// fail then too).
+    Union(PointerValue<'ctx>, u64, Option<IntValue<'ctx>>),
     /// A strided group's two end members (`elim/stride.rs`: every member lies between
     /// them), as each one's multiple and address, each checked as that member's own
     /// access. The window is one interval, so both fit exactly when the members' hull
     /// does; two one-compare checks cost fewer instructions than the hull's run-time
     /// start and length.
     Ends([(i64, PointerValue<'ctx>); 2]),
+    /// An index hull's first and last bytes, each checked as a range of one byte, and
+    /// the flag that some assumed addition could wrap: the window is one interval, so
+    /// both fit exactly when the hull does, at one compare each, with no run-time
+    /// length.
+    Bytes([PointerValue<'ctx>; 2], Option<IntValue<'ctx>>),
 }
 
 /// Builds, at the builder's position, what stands for the members of `shape` in its
@@ -38,13 +44,13 @@ pub fn cover<'ctx>(
             guard,
         } => Cover::Union(
             start.unwrap_or_else(|| base.build(ir, *lo)),
-            Len::Const((hi - lo) as u64),
+            (hi - lo) as u64,
             guard.map(|g| g.wraps(ir)),
         ),
         Shape::Strided(s) => Cover::Ends([s.lo, s.hi].map(|m| (m, stride_member(ir, s, m)))),
         Shape::Hull(h) => {
-            let (addr, len, wraps) = hull_union(ir, h);
-            Cover::Union(addr, Len::Value(len), wraps)
+            let (bytes, wraps) = hull_bytes(ir, h);
+            Cover::Bytes(bytes, wraps)
         }
         Shape::Index(_) => unreachable!("an index group compares its index, not a union"),
     }
@@ -69,12 +75,12 @@ fn stride_member<'ctx>(ir: &Ir<'ctx>, s: &Stride<'ctx>, m: i64) -> PointerValue<
     ir.byte_gep(s.ptr, bytes)
 }
 
-/// Builds, at the builder's position, an index hull's start and byte length
-/// (`elim/hull.rs`), and the flag that some assumed addition could wrap.
-fn hull_union<'ctx>(
+/// Builds, at the builder's position, the addresses of an index hull's first and last
+/// bytes (`elim/hull.rs`), and the flag that some assumed addition could wrap.
+fn hull_bytes<'ctx>(
     ir: &Ir<'ctx>,
     h: &Hull<'ctx>,
-) -> (PointerValue<'ctx>, IntValue<'ctx>, Option<IntValue<'ctx>>) {
+) -> ([PointerValue<'ctx>; 2], Option<IntValue<'ctx>>) {
     use inkwell::IntPredicate::*;
     let xs: Vec<IntValue> =
         h.xs.iter()
@@ -94,17 +100,11 @@ fn hull_union<'ctx>(
             }],
         )),
     };
-    let start = base_at(least).build(ir, h.lo);
-    let size = ir.layout().get_abi_size(&h.elem);
-    let wide = |x| {
-        let w = ir.b.build_int_s_extend(x, ir.i64, "");
-        w.expect("positioned")
-    };
-    let rows = ir.mul(ir.sub(wide(most), wide(least)), ir.c64(size));
-    let len = ir.add(rows, ir.c64((h.hi - h.lo) as u64));
+    let first = base_at(least).build(ir, h.lo);
+    let last = base_at(most).build(ir, h.hi - 1);
     let wraps = h.wrap.map(|(lo, hi)| {
         let at = |x| Guard { x, lo, hi }.wraps(ir);
         ir.or(at(least), at(most))
     });
-    (start, len, wraps)
+    ([first, last], wraps)
 }

@@ -1,6 +1,7 @@
 ; Index hulls (elim/hull.rs): consecutive neighbouring groups of one block whose bases are
 ; `gep T, P, sext x_r` (rows at run-time indices, conv3d's stencil) get one check of
-; `[P + 4 * smin(x_r) + lo, P + 4 * smax(x_r) + hi)`, failing also when `smin + c` or
+; `[P + 4 * smin(x_r) + lo, P + 4 * smax(x_r) + hi)` (its first and last bytes, each as a
+; one-byte range), failing also when `smin + c` or
 ; `smax + c` could wrap for an assumed split; its cold path checks every member at its
 ; real address, in program order, at its own site. Must not fire: a call that may stop
 ; the thread between rows, another root's check between rows, different pointers,
@@ -25,11 +26,21 @@ define void @may_stop() noinline {
 ; Three rows x, x + n, x + 2n (computed one by one), each A[x_r - 1], A[x_r], A[x_r + 1]
 ; with plain adds (assumed not to wrap). One check: smin/smax of the three indices
 ; (the later two cloned before the first load), the hull from 4 * smin - 4 to
-; 4 * smax + 8, or-ed with the wrap guard at both extremes; the cold path checks all
-; nine loads at their real addresses.
+; 4 * smax + 8 as its first and last bytes (one compare each, no run-time length),
+; or-ed with the wrap guard at both extremes; the cold path checks all nine loads at
+; their real addresses.
 ; CHECK-LABEL: define void @rows(
 ; CHECK: select i1
 ; CHECK: select i1
+; CHECK: [[FIRST:%.*]] = getelementptr i8, ptr addrspace(1) {{%.*}}, i64 -4
+; CHECK: [[LAST:%.*]] = getelementptr i8, ptr addrspace(1) {{%.*}}, i64 7
+; CHECK: ptrtoint ptr addrspace(1) [[FIRST]] to i64
+; CHECK-NEXT: sub i64
+; CHECK-NEXT: [[IN1:%.*]] = icmp ult i64
+; CHECK-NEXT: ptrtoint ptr addrspace(1) [[LAST]] to i64
+; CHECK-NEXT: sub i64
+; CHECK-NEXT: [[IN2:%.*]] = icmp ult i64
+; CHECK-NEXT: and i1 [[IN1]], [[IN2]]
 ; CHECK: br i1 {{%.*}}, label %[[COLD:.*]], label
 ; CHECK-COUNT-9: call void %cusafe.trap
 ; CHECK: load float
