@@ -400,7 +400,7 @@ pub fn plan<'ctx>(
         if !opts.recover_build() {
             hull::form(ir, cfg, accesses, &mut plan);
         }
-        hoist_loop_ranges(&scev, accesses, &mut plan);
+        hoist_loop_ranges(&scev, accesses, &mut plan, opts.loop_ends);
         if !opts.recover_build() {
             index::form(ir, cfg, accesses, &mut plan, slots);
         }
@@ -500,7 +500,13 @@ fn invariant_point<'ctx>(
 
 /// Moves checks (single ranges and neighbouring groups) whose loop range is known out
 /// of their loop: one check of the whole range in the preheader instead.
-fn hoist_loop_ranges<'ctx>(loops: &LoopAnalyses, accesses: &[Access<'ctx>], plan: &mut Plan<'ctx>) {
+/// `ends`: a walk's range as its two ends (`loops::LoopEnds`).
+fn hoist_loop_ranges<'ctx>(
+    loops: &LoopAnalyses,
+    accesses: &[Access<'ctx>],
+    plan: &mut Plan<'ctx>,
+    ends: bool,
+) {
     for i in plan.order.clone() {
         for (id, r) in RangeId::all(i, &accesses[i]) {
             // Per trip: the range itself, or its group's union around it.
@@ -528,7 +534,7 @@ fn hoist_loop_ranges<'ctx>(loops: &LoopAnalyses, accesses: &[Access<'ctx>], plan
                 },
                 _ => continue,
             };
-            let Some(lr) = loops.range(accesses[i].inst, r, below, len) else {
+            let Some(lr) = loops.range(accesses[i].inst, r, below, len, ends) else {
                 continue;
             };
             // The check that used an anchor's root half is gone from the loop.
@@ -548,6 +554,7 @@ fn hoist_loop_ranges<'ctx>(loops: &LoopAnalyses, accesses: &[Access<'ctx>], plan
                     ..r.clone()
                 },
                 at: lr.at,
+                ends: lr.ends,
             });
         }
     }
