@@ -25,9 +25,6 @@ pub const BOX_COPY: &str = "CUSAFE_PASS_BOX_COPY";
 pub const INDEX_GROUPS: &str = "CUSAFE_PASS_INDEX_GROUPS";
 /// `0`: no check compares a dominating check's offset (each builds its own).
 pub const OFFSETS: &str = "CUSAFE_PASS_OFFSETS";
-/// `0`: a walking access's loop range is checked as one range from its lowest address
-/// (a run-time length), not as its first and its last trip.
-pub const LOOP_ENDS: &str = "CUSAFE_PASS_LOOP_ENDS";
 /// `0`: every loop range gets its own branch (by default those of one preheader share
 /// one).
 pub const LOOP_SETS: &str = "CUSAFE_PASS_LOOP_SETS";

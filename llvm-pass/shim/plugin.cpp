@@ -415,35 +415,11 @@ static llvm::Value *noneOrSpan(llvm::SCEVExpander &Exp, llvm::IRBuilder<> &B,
   return B.CreateSelect(B.CreateICmpEQ(N, B.getInt64(0)), B.getInt64(0), Span);
 }
 
-// A walk's range as its two ends (each `Bytes` long, starting at `First` and `LastB`,
-// the first and the last trip's), the flag `Far` that the walk wraps (fails the check),
-// and, for an access on leading trips only, the flag that no trip makes it (passes it).
-// Every trip lies between the two ends and a window is one interval, so the trips fit
-// exactly when both ends do: two one-compare checks, where the range from the lower end
-// to the higher would cost a minimum, a maximum and a run-time length.
-static void ends(llvm::SCEVExpander &Exp, llvm::IRBuilder<> &B, const llvm::SCEV *Runs,
-                 llvm::Value *First, llvm::Value *LastB, llvm::Value *Far, uint64_t Bytes,
-                 llvm::Instruction *T, LLVMValueRef *Lo, LLVMValueRef *Span, LLVMValueRef *Last,
-                 LLVMValueRef *Fails, LLVMValueRef *Empty) {
-  *Lo = llvm::wrap(First);
-  *Last = llvm::wrap(LastB);
-  *Span = llvm::wrap(B.getInt64(Bytes));
-  *Fails = Far ? llvm::wrap(Far) : nullptr;
-  if (Runs) {
-    llvm::Value *N = Exp.expandCodeFor(Runs, B.getInt64Ty(), T);
-    *Empty = llvm::wrap(B.CreateICmpEQ(N, B.getInt64(0)));
-  }
-}
-
 extern "C" bool cusafe_loop_range(void *P, LLVMValueRef Inst, LLVMValueRef Ptr,
                                   LLVMValueRef Root, uint64_t Below, uint64_t Len,
-                                  bool Ends, LLVMValueRef *Lo, LLVMValueRef *Span,
-                                  LLVMValueRef *Last,
-                                  LLVMValueRef *Fails, LLVMValueRef *Empty, LLVMValueRef *At,
-                                  bool Expand) {
+                                  LLVMValueRef *Lo,
+                                  LLVMValueRef *Span, LLVMValueRef *At, bool Expand) {
   auto &S = *static_cast<LoopRanges *>(P);
-  if (Expand)
-    *Last = *Fails = *Empty = nullptr;
   auto *I = llvm::unwrap<llvm::Instruction>(Inst);
   llvm::Loop *L = S.LI.getLoopFor(I->getParent());
   if (!L)
@@ -498,48 +474,38 @@ extern "C" bool cusafe_loop_range(void *P, LLVMValueRef Inst, LLVMValueRef Ptr,
   const llvm::SCEV *Trips64 = S.SE.getTruncateOrZeroExtend(Trips, I64);
   const auto *Step = llvm::dyn_cast<llvm::SCEVConstant>(StepS);
   if (W->Ext == Walk::Same && Step) {
-    // The address itself steps by a constant: the range is exact, no guard needed. A
-    // range of a constant length is one compare of its lowest address; otherwise (a
-    // run-time trip count) the check is of the two ends, each `Below + Len` bytes (see
-    // `ends`), which needs no run-time length.
+    // The address itself steps by a constant: the range is exact, no guard needed.
     if (Step->getAPInt().getSignificantBits() > 32)
       return false;
-    const llvm::SCEV *Back = S.SE.getConstant(I64, -Below, /*isSigned=*/true);
-    const llvm::SCEV *LastS = S.SE.getAddExpr(AR->evaluateAtIteration(Trips, S.SE), Back);
-    const llvm::SCEV *FirstS = S.SE.getAddExpr(AR->getStart(), Back);
+    const llvm::SCEV *Last = AR->evaluateAtIteration(Trips, S.SE);
+    const llvm::SCEV *LoS =
+        S.SE.getAddExpr(Step->getAPInt().isNegative() ? Last : AR->getStart(),
+                        S.SE.getConstant(I64, -Below, /*isSigned=*/true));
     const llvm::SCEV *SpanS = S.SE.getAddExpr(
         S.SE.getMulExpr(Trips64, S.SE.getConstant(I64, Step->getAPInt().abs().getZExtValue())),
         S.SE.getConstant(I64, Below + Len));
-    bool Fixed = !Ends || (llvm::isa<llvm::SCEVConstant>(SpanS) && !Runs);
-    const llvm::SCEV *LoS = Fixed && Step->getAPInt().isNegative() ? LastS : FirstS;
-    if (!Exp.isSafeToExpandAt(LoS, T) || (!Fixed && !Exp.isSafeToExpandAt(LastS, T)) ||
+    if (!Exp.isSafeToExpandAt(LoS, T) || !Exp.isSafeToExpandAt(SpanS, T) ||
         (Runs && !Exp.isSafeToExpandAt(Runs, T)))
       return false;
     if (!Expand)
       return true;
+    *Lo = llvm::wrap(Exp.expandCodeFor(behindCopy(S, LoS, *F), PtrTy, T));
     llvm::IRBuilder<> B(T);
-    llvm::Value *LoV = Exp.expandCodeFor(behindCopy(S, LoS, *F), PtrTy, T);
-    if (Fixed) {
-      *Lo = llvm::wrap(LoV);
-      *Span = llvm::wrap(noneOrSpan(Exp, B, Runs, Exp.expandCodeFor(SpanS, I64, T), T));
-    } else {
-      llvm::Value *LastV = Exp.expandCodeFor(behindCopy(S, LastS, *F), PtrTy, T);
-      ends(Exp, B, Runs, LoV, LastV, nullptr, Below + Len, T, Lo, Span, Last, Fails, Empty);
-    }
+    *Span = llvm::wrap(noneOrSpan(Exp, B, Runs, Exp.expandCodeFor(SpanS, I64, T), T));
     *At = llvm::wrap(T);
     return true;
   }
   // Otherwise (a run-time step, a[i * m + j], or a walk of a 32-bit index) the trips go
-  // from the first address to the last one way or the other, each touching the Below
-  // bytes before its address and the Len from it, so they lie between the two ends
-  // (checked, see `ends`), provided that (1) the index does not wrap in its own type
-  // (its last value, computed in 64 bits, is still one of that type: then every trip's
-  // index is the straight-line one) and (2) the walk does not wrap around the address
-  // space between the two: it does not when |step| * trips < 2^63 (a wrapped walk
-  // travels at least 2^64 minus the window's size). When either fails, `Far` fails the
-  // check; the program's trips then go outside the window too (a walk of 2^63 bytes or
-  // more in steps under 2^63 cannot stay inside a window under 2^62 bytes), or its
-  // index overflows its signed type (undefined in the source), so no
+  // from the first address to the last one way or the other and cover
+  // [min(first, last), max(first, last) + Len) and the Below bytes before it, provided
+  // that (1) the index does not wrap in its own type (its last value, computed in 64
+  // bits, is still one of that type: then every trip's index is the straight-line one)
+  // and (2) the walk does not wrap around the address space between the two: it does
+  // not when |step| * trips < 2^63 (a wrapped walk travels at least 2^64 minus the
+  // window's size). When either fails, the span is all ones, which fits no window, and
+  // the check fails; the program's trips then go outside the window too (a walk of
+  // 2^63 bytes or more in steps under 2^63 cannot stay inside a window under 2^62
+  // bytes), or its index overflows its signed type (undefined in the source), so no
   // access the program would not make is reported. (An unsigned index that wraps is
   // defined, but its access then lies some 2^32 elements away: reported too.)
   if (!Exp.isSafeToExpandAt(AR->getStart(), T) || !Exp.isSafeToExpandAt(StepS, T) ||
@@ -561,21 +527,10 @@ extern "C" bool cusafe_loop_range(void *P, LLVMValueRef Inst, LLVMValueRef Ptr,
     S64 = W->Ext == Walk::Signed ? B.CreateSExt(X0, I64) : B.CreateZExt(X0, I64);
     T64 = B.CreateSExt(Exp.expandCodeFor(StepS, XTy, T), I64);
   }
-  // A walk of an index of 32 bits or fewer over a trip count of 32 bits or fewer needs
-  // no product test: |step| < 2^32 and trips < 2^32 keep |step| * trips under 2^64,
-  // so the last index below is exact in 64 bits, its own type's range bounds the walk,
-  // and elements under 2^30 bytes keep it far from wrapping the address space.
-  bool Short = W->Ext != Walk::Same && AR->getType()->getIntegerBitWidth() <= 32 &&
-               S.SE.getTypeSizeInBits(Trips->getType()) <= 32 &&
-               W->Scale > -(int64_t(1) << 30) && W->Scale < (int64_t(1) << 30);
-  llvm::Value *Far = B.getFalse();
-  if (!Short) {
-    llvm::Value *Mag = B.CreateBinaryIntrinsic(llvm::Intrinsic::abs, T64, B.getFalse());
-    llvm::Value *Trip =
-        B.CreateBinaryIntrinsic(llvm::Intrinsic::umul_with_overflow, Mag, TripsV);
-    Far = B.CreateOr(B.CreateExtractValue(Trip, 1),
-                     B.CreateICmpSLT(B.CreateExtractValue(Trip, 0), B.getInt64(0)));
-  }
+  llvm::Value *Mag = B.CreateBinaryIntrinsic(llvm::Intrinsic::abs, T64, B.getFalse());
+  llvm::Value *Trip = B.CreateBinaryIntrinsic(llvm::Intrinsic::umul_with_overflow, Mag, TripsV);
+  llvm::Value *Far = B.CreateOr(B.CreateExtractValue(Trip, 1),
+                                B.CreateICmpSLT(B.CreateExtractValue(Trip, 0), B.getInt64(0)));
   llvm::Value *L64 = B.CreateAdd(S64, B.CreateMul(T64, TripsV));
   llvm::Value *A = S64, *Z = L64;
   if (W->Ext != Walk::Same) {
@@ -590,24 +545,14 @@ extern "C" bool cusafe_loop_range(void *P, LLVMValueRef Inst, LLVMValueRef Ptr,
     A = B.CreateAdd(BaseInt, B.CreateMul(S64, Scale));
     Z = B.CreateAdd(BaseInt, B.CreateMul(L64, Scale));
   }
-  if (!Ends) {
-    // The range from the lower end to the higher: a minimum, a maximum and a run-time
-    // length, all ones (fitting no window) where the walk wraps.
-    llvm::Value *Min = B.CreateBinaryIntrinsic(llvm::Intrinsic::umin, A, Z);
-    llvm::Value *Max = B.CreateBinaryIntrinsic(llvm::Intrinsic::umax, A, Z);
-    llvm::Value *Covered = B.CreateAdd(B.CreateSub(Max, Min), B.getInt64(Below + Len));
-    llvm::Value *Walked = B.CreateSelect(Far, B.getInt64(~0ULL), Covered);
-    *Span = llvm::wrap(noneOrSpan(Exp, B, Runs, Walked, T));
-    *Lo = llvm::wrap(B.CreateGEP(B.getInt8Ty(), First,
-                                 B.CreateSub(B.CreateSub(Min, A), B.getInt64(Below))));
-    *At = llvm::wrap(T);
-    return true;
-  }
-  // The two ends as the first plus byte offsets: pointers derived from it.
-  llvm::Value *FirstB = B.CreateGEP(B.getInt8Ty(), First, B.getInt64(-static_cast<int64_t>(Below)));
-  llvm::Value *LastB = B.CreateGEP(B.getInt8Ty(), First,
-                                   B.CreateSub(B.CreateSub(Z, A), B.getInt64(Below)));
-  ends(Exp, B, Runs, FirstB, LastB, Far, Below + Len, T, Lo, Span, Last, Fails, Empty);
+  llvm::Value *Min = B.CreateBinaryIntrinsic(llvm::Intrinsic::umin, A, Z);
+  llvm::Value *Max = B.CreateBinaryIntrinsic(llvm::Intrinsic::umax, A, Z);
+  llvm::Value *Covered = B.CreateAdd(B.CreateSub(Max, Min), B.getInt64(Below + Len));
+  llvm::Value *Walked = B.CreateSelect(Far, B.getInt64(~0ULL), Covered);
+  *Span = llvm::wrap(noneOrSpan(Exp, B, Runs, Walked, T));
+  // The lowest address as the first plus a byte offset: a pointer derived from it.
+  *Lo = llvm::wrap(B.CreateGEP(B.getInt8Ty(), First,
+                               B.CreateSub(B.CreateSub(Min, A), B.getInt64(Below))));
   *At = llvm::wrap(T);
   return true;
 }

@@ -651,9 +651,7 @@ impl<'ctx> Checker<'ctx> {
         }
     }
 
-    /// One branch for the loop ranges `set`, all checked before `set[0].at`. A walk's
-    /// range is its two ends (`loops::LoopEnds`): both checked, failing also where the
-    /// walk wraps and passing where no trip makes the access.
+    /// One branch for the loop ranges `set`, all checked before `set[0].at`.
     fn emit_loop_set(&self, e: &mut FnEmit<'_, 'ctx>, set: &[&LoopCheck<'ctx>]) {
         let ir = e.ir;
         let at = set[0].at;
@@ -675,57 +673,26 @@ impl<'ctx> Checker<'ctx> {
             })
             .collect();
         ir.at(at);
-        let flag =
-            |v: Option<IntValue<'ctx>>| v.map(|v| resolve(e.replaced, v.into()).into_int_value());
-        // Per check: its ranges (one, or a walk's two ends), the flag that fails it and
-        // the one that passes it.
-        let mut units = Vec::new();
-        let mut bad = None;
-        for (lc, r) in set.iter().zip(&ranges) {
-            let mut unit = vec![r.clone()];
-            let (mut fails, mut empty) = (None, None);
-            if let Some(ends) = lc.ends {
-                unit.push(Range {
-                    addr: resolve_ptr(e.replaced, ends.last),
-                    ..r.clone()
-                });
-                (fails, empty) = (flag(ends.fails), flag(ends.empty));
-            }
-            // No anchor: each root half is built here, not taken from `e`'s.
-            let verdicts: Vec<_> = unit.iter().map(|r| self.verdict(e, r, None)).collect();
-            let inside = verdicts
-                .iter()
-                .map(|(v, _)| v.inside)
-                .reduce(|a, b| ir.and(a, b))
-                .expect("a check has a range");
-            let inside = fails.map_or(inside, |f| ir.and(inside, ir.not(f)));
-            let inside = empty.map_or(inside, |n| ir.or(inside, n));
-            let out = ir.not(inside);
-            bad = Some(bad.map_or(out, |b| ir.or(b, out)));
-            units.push((lc, unit, fails, verdicts));
+        // No anchor: each root half is built here, not taken from `e`'s.
+        let verdicts: Vec<_> = ranges.iter().map(|r| self.verdict(e, r, None)).collect();
+        let bad = verdicts
+            .iter()
+            .map(|(v, _)| ir.not(v.inside))
+            .reduce(|a, b| ir.or(a, b))
+            .expect("a set has a range");
+        let term = ir.split_if_then(bad, at);
+        if let [(v, len)] = verdicts.as_slice() {
+            ir.at(term);
+            let inst = e.accesses[set[0].access].inst;
+            self.cold_call(e, inst, &ranges[0], set[0].range.root, v, *len);
+            return;
         }
-        let term = ir.split_if_then(bad.expect("a set has a check"), at);
-        if let [(lc, unit, None, verdicts)] = units.as_slice() {
-            if let ([r], [(v, len)]) = (unit.as_slice(), verdicts.as_slice()) {
-                ir.at(term);
-                let inst = e.accesses[lc.access].inst;
-                self.cold_call(e, inst, r, lc.range.root, v, *len);
-                return;
-            }
-        }
-        // Exact: a failing set has a failing range. A walk that wraps fails its last
-        // end's range, given a length no window holds there (in the cold block).
-        ir.at(term);
-        let mut chain = Vec::new();
-        for (lc, unit, fails, _) in units {
-            let n = unit.len();
-            for (k, mut r) in unit.into_iter().enumerate() {
-                if let (Some(f), true, Len::Const(len)) = (fails, k + 1 == n, r.len) {
-                    r.len = Len::Value(ir.select(f, ir.c64(u64::MAX), ir.c64(len)));
-                }
-                chain.push((e.accesses[lc.access].inst, r, lc.range.root, None));
-            }
-        }
+        // Each range's verdict is exact: the or fails exactly when one of them does.
+        let chain = set
+            .iter()
+            .zip(ranges)
+            .map(|(lc, r)| (e.accesses[lc.access].inst, r, lc.range.root, None))
+            .collect();
         self.cold_chain(e, term, chain, true);
     }
 

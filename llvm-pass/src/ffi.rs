@@ -73,12 +73,8 @@ extern "C" {
     /// The bytes access `inst` of `[ptr - below, ptr + len)` from `root` covers over
     /// every trip of its loop, expanded in the preheader: the lowest address in `*lo`,
     /// the length in `*span`, the preheader's terminator in `*at`; false when the loop
-    /// or the address does not allow it. For an address that walks, `*lo` and `*last`
-    /// are instead, with `ends`, the first and the last trip's ranges' starts, each
-    /// `*span` bytes long, `*fails` (or null) an i1 that fails the check (the walk wraps) and
-    /// `*empty` (or null) an i1 that passes it (no trip makes the access); null
-    /// `*last` otherwise. With `expand` false nothing is built (or written): only
-    /// whether it would be.
+    /// or the address does not allow it. With `expand` false nothing is built (or
+    /// written): only whether it would be.
     #[allow(clippy::too_many_arguments)]
     pub fn cusafe_loop_range(
         s: LoopAnalysesRef,
@@ -87,12 +83,8 @@ extern "C" {
         root: LLVMValueRef,
         below: u64,
         len: u64,
-        ends: bool,
         lo: *mut LLVMValueRef,
         span: *mut LLVMValueRef,
-        last: *mut LLVMValueRef,
-        fails: *mut LLVMValueRef,
-        empty: *mut LLVMValueRef,
         at: *mut LLVMValueRef,
         expand: bool,
     ) -> bool;

@@ -10,7 +10,6 @@ use crate::ffi::{
 use inkwell::values::{
     AsValueRef, BasicValueEnum, FunctionValue, InstructionValue, IntValue, PointerValue,
 };
-use llvm_sys::prelude::LLVMValueRef;
 
 /// Gives every loop of function `f` a preheader (loop-simplify form, through the shim),
 /// where the optimizer's last clean-ups folded it away: hoisted root halves and loop
@@ -32,24 +31,6 @@ pub struct LoopRange<'ctx> {
     pub span: IntValue<'ctx>,
     /// Where its check goes: the loop preheader's terminator.
     pub at: InstructionValue<'ctx>,
-    /// For an address that walks: `lo` is the first trip's range and this the rest
-    /// (the two ends are checked, each `span` bytes).
-    pub ends: Option<LoopEnds<'ctx>>,
-}
-
-/// A walking access's last trip and the flags around its two ends' check (see
-/// [`LoopRange::ends`]): every trip lies between the two ends, and a window is one
-/// interval, so the trips fit exactly when both ends do.
-#[derive(Clone, Copy, Debug)]
-pub struct LoopEnds<'ctx> {
-    /// Where the last trip's range starts (the access's pointer type).
-    pub last: PointerValue<'ctx>,
-    /// True when the walk wraps (its index in its own type, or the address space): the
-    /// check then fails.
-    pub fails: Option<IntValue<'ctx>>,
-    /// True when no trip makes the access (one made on leading trips only): the check
-    /// then passes.
-    pub empty: Option<IntValue<'ctx>>,
 }
 
 impl LoopAnalyses {
@@ -63,19 +44,19 @@ impl LoopAnalyses {
     /// every trip (or on the leading trips only, `iv < X`: then over those trips, with a
     /// length of 0 when none runs it), the address is the same on every trip or affine
     /// in the loop with a computable trip count, `r.root` is defined outside it and the
-    /// loop calls nothing but intrinsics (see the shim). Expanded in the preheader; with
-    /// `ends`, a walk of a run-time length as its two ends ([`LoopRange::ends`]).
+    /// loop calls nothing but intrinsics (see the shim). Expanded in the preheader.
     pub fn range<'ctx>(
         &self,
         inst: InstructionValue<'ctx>,
         r: &Range<'ctx>,
         below: u64,
         len: u64,
-        ends: bool,
     ) -> Option<LoopRange<'ctx>> {
-        let null = std::ptr::null_mut;
-        let (mut lo, mut span, mut at) = (null(), null(), null());
-        let (mut last, mut fails, mut empty) = (null(), null(), null());
+        let (mut lo, mut span, mut at) = (
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+        );
         let (inst, addr, root) = (
             inst.as_value_ref(),
             r.addr.as_value_ref(),
@@ -83,23 +64,16 @@ impl LoopAnalyses {
         );
         let found = unsafe {
             cusafe_loop_range(
-                self.0, inst, addr, root, below, len, ends, &mut lo, &mut span, &mut last,
-                &mut fails, &mut empty, &mut at, true,
+                self.0, inst, addr, root, below, len, &mut lo, &mut span, &mut at, true,
             )
         };
-        // Safety: the shim gives the addresses expanded in the access's pointer type, an
-        // i64 span, i1 flags or nulls and the preheader's terminator.
-        let flag = |v: LLVMValueRef| (!v.is_null()).then(|| unsafe { IntValue::new(v) });
+        // Safety: the shim gives the address expanded in the access's pointer type, an
+        // i64 span and the preheader's terminator.
         found.then(|| unsafe {
             LoopRange {
                 lo: PointerValue::new(lo),
                 span: IntValue::new(span),
                 at: InstructionValue::new(at),
-                ends: (!last.is_null()).then(|| LoopEnds {
-                    last: PointerValue::new(last),
-                    fails: flag(fails),
-                    empty: flag(empty),
-                }),
             }
         })
     }
@@ -109,9 +83,8 @@ impl LoopAnalyses {
     /// Whether [`LoopAnalyses::range`] would check range `r` of `inst` once in its
     /// loop's preheader (builds nothing).
     pub fn has_range(&self, inst: InstructionValue, r: &Range) -> bool {
-        let null = std::ptr::null_mut;
-        let (mut out, mut span, mut at) = (null(), null(), null());
-        let (mut last, mut fails, mut empty) = (null(), null(), null());
+        let mut out = std::ptr::null_mut();
+        let (mut span, mut at) = (std::ptr::null_mut(), std::ptr::null_mut());
         unsafe {
             cusafe_loop_range(
                 self.0,
@@ -120,12 +93,8 @@ impl LoopAnalyses {
                 r.root.as_value_ref(),
                 0,
                 1,
-                false,
                 &mut out,
                 &mut span,
-                &mut last,
-                &mut fails,
-                &mut empty,
                 &mut at,
                 false,
             )

@@ -90,12 +90,6 @@ const OFFSETS: Switch = Switch {
     default: true,
     what: "0 makes every check build its own offset",
 };
-/// `CUSAFE_PASS_LOOP_ENDS`: a walk's loop range checked as its two ends (`loops`).
-const LOOP_ENDS: Switch = Switch {
-    name: pass_env::LOOP_ENDS,
-    default: true,
-    what: "0 checks a walking access's loop range from its lowest address",
-};
 /// `CUSAFE_PASS_LOOP_SETS`: one branch for the loop ranges of one preheader
 /// (`check::Checker::emit_loop_checks`).
 const LOOP_SETS: Switch = Switch {
@@ -166,9 +160,6 @@ pub struct PassOptions {
     /// Checks on a dominating check's offset (`CUSAFE_PASS_OFFSETS`, on by default;
     /// trap-mode builds only: `elim::offset`).
     pub offsets: bool,
-    /// A walking access's loop range checked as its first and its last trip
-    /// (`CUSAFE_PASS_LOOP_ENDS`, on by default: `loops::LoopEnds`).
-    pub loop_ends: bool,
     /// One branch for the loop ranges of one preheader (`CUSAFE_PASS_LOOP_SETS`, on by
     /// default).
     pub loop_sets: bool,
@@ -217,7 +208,7 @@ impl PassOptions {
             (on(OPT)?, on(LAUNCH_BOUNDS)?, on(INLINE_COLD)?);
         let (defer, box_copy, index_groups) = (on(DEFER)?, on(BOX_COPY)?, on(INDEX_GROUPS)?);
         let (loop_sets, predicate, lift) = (on(LOOP_SETS)?, on(PREDICATE)?, on(LIFT)?);
-        let (offsets, loop_ends) = (on(OFFSETS)?, on(LOOP_ENDS)?);
+        let offsets = on(OFFSETS)?;
         let recover = match on(RECOVER)? {
             false => Recover::Off,
             true if get(RECOVER.name).is_some_and(|v| v == "skip") => Recover::Skip,
@@ -235,7 +226,6 @@ impl PassOptions {
             box_copy,
             index_groups,
             offsets,
-            loop_ends,
             loop_sets,
             inline_cold,
             recover,
@@ -269,7 +259,7 @@ impl PassOptions {
 
 /// The `CUSAFE_PASS_*` variables the pass reads, and `CUSAFE_PASS_PLUGIN` (where
 /// `cusafe-clang++` finds the pass).
-const KNOWN: [&str; 18] = [
+const KNOWN: [&str; 17] = [
     pass_env::STATS,
     pass_env::VERIFY,
     pass_env::CHECKS,
@@ -281,7 +271,6 @@ const KNOWN: [&str; 18] = [
     pass_env::BOX_COPY,
     pass_env::INDEX_GROUPS,
     pass_env::OFFSETS,
-    pass_env::LOOP_ENDS,
     pass_env::LOOP_SETS,
     pass_env::INLINE_COLD,
     pass_env::RECOVER,

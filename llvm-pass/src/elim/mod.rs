@@ -400,7 +400,7 @@ pub fn plan<'ctx>(
         if !opts.recover_build() {
             hull::form(ir, cfg, accesses, &mut plan);
         }
-        hoist_loop_ranges(&scev, accesses, &mut plan, opts.loop_ends);
+        hoist_loop_ranges(&scev, accesses, &mut plan);
         if !opts.recover_build() {
             index::form(ir, cfg, accesses, &mut plan, slots);
         }
@@ -500,13 +500,7 @@ fn invariant_point<'ctx>(
 
 /// Moves checks (single ranges and neighbouring groups) whose loop range is known out
 /// of their loop: one check of the whole range in the preheader instead.
-/// `ends`: a walk's range as its two ends (`loops::LoopEnds`).
-fn hoist_loop_ranges<'ctx>(
-    loops: &LoopAnalyses,
-    accesses: &[Access<'ctx>],
-    plan: &mut Plan<'ctx>,
-    ends: bool,
-) {
+fn hoist_loop_ranges<'ctx>(loops: &LoopAnalyses, accesses: &[Access<'ctx>], plan: &mut Plan<'ctx>) {
     for i in plan.order.clone() {
         for (id, r) in RangeId::all(i, &accesses[i]) {
             // Per trip: the range itself, or its group's union around it.
@@ -534,7 +528,7 @@ fn hoist_loop_ranges<'ctx>(
                 },
                 _ => continue,
             };
-            let Some(lr) = loops.range(accesses[i].inst, r, below, len, ends) else {
+            let Some(lr) = loops.range(accesses[i].inst, r, below, len) else {
                 continue;
             };
             // The check that used an anchor's root half is gone from the loop.
@@ -554,7 +548,6 @@ fn hoist_loop_ranges<'ctx>(
                     ..r.clone()
                 },
                 at: lr.at,
-                ends: lr.ends,
             });
         }
     }

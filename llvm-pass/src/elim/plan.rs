@@ -4,7 +4,6 @@
 
 use crate::base::{Base, Guard};
 use crate::collect::{Access, Range};
-use crate::loops::LoopEnds;
 use crate::remat::Remat;
 use inkwell::types::BasicTypeEnum;
 use inkwell::values::{BasicValueEnum, InstructionValue, IntValue, PointerValue};
@@ -255,14 +254,10 @@ impl<'ctx> Group<'ctx> {
 pub struct LoopCheck<'ctx> {
     /// The access (index into the accesses): its site names the report.
     pub access: usize,
-    /// The whole range (from the lowest address, a run-time length), or for a walk its
-    /// first trip's (see `ends`); `ACCESS_RANGE` set.
+    /// The whole range: from the lowest address, a run-time length, `ACCESS_RANGE` set.
     pub range: Range<'ctx>,
     /// Emitted right before this instruction (the loop preheader's terminator).
     pub at: InstructionValue<'ctx>,
-    /// For an address that walks: `range` is the first trip's (constant length) and
-    /// this the last's and the flags (`loops::LoopEnds`).
-    pub ends: Option<LoopEnds<'ctx>>,
 }
 
 /// One check of a batch: a range and its plan before batching (a `Check` or a

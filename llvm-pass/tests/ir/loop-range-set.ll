@@ -17,7 +17,7 @@
 ; CHECK-LABEL: define void @dot(
 ; CHECK-LABEL: ph:
 ; CHECK: %[[N0:[0-9]+]] = xor i1 {{%.*}}, true
-; CHECK: %[[N1:[0-9]+]] = xor i1 {{%.*}}, true
+; CHECK-NEXT: %[[N1:[0-9]+]] = xor i1 {{%.*}}, true
 ; CHECK-NEXT: %[[BAD:[0-9]+]] = or i1 %[[N0]], %[[N1]]
 ; CHECK-NEXT: br i1 %[[BAD]], label %[[COLD:[0-9]+]], label %[[GO:[0-9]+]], !prof
 ; CHECK: [[COLD]]:
@@ -36,28 +36,25 @@
 
 ; OFF-LABEL: define void @dot(
 ; OFF-LABEL: ph:
-; OFF-NOT: = or i1
-; OFF: br i1 {{%.*}}, label %{{[0-9]+}}, label %[[NEXT:[0-9]+]], !prof
+; OFF: br i1 {{%.*}}, label %[[R0:[0-9]+]], label %[[NEXT:[0-9]+]], !prof
+; OFF: [[R0]]:
+; OFF-NOT: br i1
 ; OFF: call i32 @__cusafe_fail({{.*}} @__cusafe_site.1 to ptr))
 ; OFF: [[NEXT]]:
-; OFF-NOT: = or i1
-; OFF: br i1 {{%.*}}, label %{{[0-9]+}}, label %{{[0-9]+}}, !prof
-; OFF: call i32 @__cusafe_fail({{.*}}, i64 %cusafe.start.1, {{.*}} to ptr))
+; OFF: br i1 {{%.*}}, label %[[R1:[0-9]+]], label %{{[0-9]+}}, !prof
+; OFF: [[R1]]:
+; OFF-NOT: br i1
+; OFF: call i32 @__cusafe_fail({{.*}} @__cusafe_site.2 to ptr))
 
-; Trap mode: each walk is checked as its first and its last trip (loop-range.ll); the
-; cold path compares the first range's two ends and the second's first end again, and
-; the second's last end is then the one that failed.
+; Trap mode: the first range is compared again in the cold path, the second is then
+; the one that failed.
 ; TRAP-LABEL: define void @dot(
 ; TRAP-LABEL: ph:
 ; TRAP: br i1 {{%.*}}, label %[[COLD:[0-9]+]], label %{{[0-9]+}}, !prof
 ; TRAP: [[COLD]]:
-; TRAP: br i1 {{%.*}}, label %[[R0:[0-9]+]], label %[[E1:[0-9]+]], !prof
+; TRAP: br i1 {{%.*}}, label %[[R0:[0-9]+]], label %[[LAST:[0-9]+]], !prof
 ; TRAP: [[R0]]:
 ; TRAP: unreachable
-; TRAP: [[E1]]:
-; TRAP: br i1 {{%.*}}, label %{{[0-9]+}}, label %[[E2:[0-9]+]], !prof
-; TRAP: [[E2]]:
-; TRAP: br i1 {{%.*}}, label %{{[0-9]+}}, label %[[LAST:[0-9]+]], !prof
 ; TRAP: [[LAST]]:
 ; TRAP-NOT: br i1
 ; TRAP: unreachable
@@ -65,7 +62,9 @@
 ; own.
 ; TRAP-LABEL: define void @triad(
 ; TRAP-LABEL: ph:
-; TRAP: %[[BAD:[0-9]+]] = or i1 %{{[0-9]+}}, %{{[0-9]+}}
+; TRAP: %[[N0:[0-9]+]] = xor i1 {{%.*}}, true
+; TRAP-NEXT: %[[N1:[0-9]+]] = xor i1 {{%.*}}, true
+; TRAP-NEXT: %[[BAD:[0-9]+]] = or i1 %[[N0]], %[[N1]]
 ; TRAP-NEXT: br i1 %[[BAD]], label %{{[0-9]+}}, label %[[GO:[0-9]+]], !prof
 ; TRAP: [[GO]]:
 ; TRAP: %[[N2:[0-9]+]] = xor i1 {{%.*}}, true

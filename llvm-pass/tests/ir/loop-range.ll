@@ -9,7 +9,6 @@
 ; RUN: %verify %t.ll
 ; RUN: FileCheck %s --check-prefix=STATS < %t.stats
 ; RUN: %calls %opt %s 2>/dev/null | FileCheck %s
-; RUN: env CUSAFE_PASS_LOOP_ENDS=0 %calls %opt %s 2>/dev/null | FileCheck %s --check-prefix=UNION
 ; RUN: %llc %t.ll -o %t.ptx
 ; RUN: %ptxas %t.ptx -o %t.cubin
 ; A fuzz build (CUSAFE_PASS_RECOVER=skip) skips each failing access: nothing is hoisted,
@@ -19,11 +18,10 @@
 target datalayout = "e-i64:64-i128:128-v16:16-v32:32-n16:32:64"
 target triple = "nvptx64-nvidia-cuda"
 
-; n trips over a[0..n): one check in the preheader of the 4*n bytes from a, as the first
-; and the last trip's 4 bytes (the walk lies between them), none in the loop.
+; n trips over a[0..n): one check of 4*n bytes from a in the preheader, none in the loop.
 ; CHECK-LABEL: define void @counted(
 ; CHECK-LABEL: ph:
-; CHECK: call i32 @__cusafe_fail({{.*}}, i32 4, ptr addrspacecast (ptr addrspace(1) @__cusafe_site.0 to ptr))
+; CHECK: call i32 @__cusafe_fail({{.*}}, i32 {{%.*}}, ptr addrspacecast (ptr addrspace(1) @__cusafe_site.0 to ptr))
 ; CHECK-LABEL: loop:
 ; CHECK-NOT: call i32 @__cusafe_
 ; CHECK: ret void
@@ -203,12 +201,10 @@ loop:
 exit:
   ret void
 }
-; A run-time stride (a column walk a[i * m + j], m of either sign): one check in the
-; preheader of the first and the last trip's 4 bytes (the walk lies between them, one
-; compare each, no minimum, maximum or run-time length), with the walk's length
-; |m| * 4 * (n - 1) guarded (a product of 2^63 or more fails the check, and the cold
-; path reports the last trip with a length no window holds), none in the loop. The
-; range is built on an
+; A run-time stride (a column walk a[i * m + j], m of either sign): one check of
+; [min(first, last), max(first, last) + 4) in the preheader, with the walk's length
+; |m| * 4 * (n - 1) guarded (a product of 2^63 or more makes the span all ones, a
+; failing check, never a fitting one), none in the loop. The range is built on an
 ; opaque copy of a (an inline-asm move at the entry): codegen's strength reduction
 ; must not find the loop's first address among the check's values and build the
 ; loop's addresses from it (mvt's column walk: two more 64-bit registers live across
@@ -220,31 +216,14 @@ exit:
 ; CHECK: getelementptr i8, ptr %cusafe.opaque,
 ; CHECK: call i64 @llvm.abs.i64(
 ; CHECK: call { i64, i1 } @llvm.umul.with.overflow.i64(
-; CHECK: [[FAR:%.*]] = or i1
-; CHECK-NOT: @llvm.umin
-; CHECK: [[FIRST:%.*]] = icmp ult i64 {{%.*}}, %cusafe.bound
-; CHECK-NOT: @llvm.umax
-; CHECK: [[LAST:%.*]] = icmp ult i64 {{%.*}}, %cusafe.bound
-; CHECK: [[ENDS:%.*]] = and i1 [[FIRST]], [[LAST]]
-; CHECK: [[WALKS:%.*]] = xor i1 [[FAR]], true
-; CHECK: and i1 [[ENDS]], [[WALKS]]
-; CHECK: select i1 [[FAR]], i64 -1, i64 4
-; CHECK: call i32 @__cusafe_fail(
+; CHECK: call i64 @llvm.umin.i64(
+; CHECK: call i64 @llvm.umax.i64(
+; CHECK: select i1 {{%.*}}, i64 -1, i64
 ; CHECK: call i32 @__cusafe_fail(
 ; CHECK-LABEL: loop:
 ; CHECK-NOT: call i32 @__cusafe_
 ; CHECK: ret void
 ; STATS: kernel column: 1 checks {{.*}} 1 loop ranges
-; With CUSAFE_PASS_LOOP_ENDS=0, the range from the lower end to the higher: a minimum,
-; a maximum and a run-time length (all ones where the walk wraps).
-; UNION-LABEL: define void @column(
-; UNION-LABEL: ph:
-; UNION: call i64 @llvm.umin.i64(
-; UNION: call i64 @llvm.umax.i64(
-; UNION: select i1 {{%.*}}, i64 -1, i64
-; UNION: call i32 @__cusafe_fail(
-; UNION-NOT: call i32 @__cusafe_fail(
-; UNION-LABEL: loop:
 define void @column(ptr %a, i32 %n, i32 %m, i32 %j) {
 entry:
   %c = icmp sgt i32 %n, 0
@@ -267,11 +246,9 @@ exit:
 ; The same walk with an index that may wrap in 32 bits (its start j is not known not
 ; to overflow, as for blockIdx.x * blockDim.x + threadIdx.x): the sign-extended index's
 ; last value is computed in 64 bits, and a value that is no longer an i32 (the index
-; would have wrapped) fails the check. No product test: a 32-bit step over a 32-bit
-; trip count cannot overflow 64 bits, and the index's own range bounds the walk.
+; would have wrapped) makes the span all ones.
 ; CHECK-LABEL: define void @column_wrapping(
 ; CHECK-LABEL: ph:
-; CHECK-NOT: @llvm.umul.with.overflow
 ; CHECK: [[LAST:%.*]] = add i64 {{%.*}}, {{%.*}}
 ; CHECK: [[NARROW:%.*]] = trunc i64 [[LAST]] to i32
 ; CHECK: [[BACK:%.*]] = sext i32 [[NARROW]] to i64
@@ -481,14 +458,13 @@ exit:
 
 ; The access on the leading trips only (hotspot3d's layer above, `k < n - 1 ? a[k + 1] :
 ; x`, on every trip but the last): trips k = 1 .. n - 2 of 1 .. n - 1 make it, so one
-; check in the preheader of [a + 8, a + 4n) (its first and last trip's 4 bytes), which
-; passes when no trip makes the access, and none in the loop.
+; check in the preheader of [a + 8, a + 4n), its length a select that is 0 (which fits
+; any window) when no trip makes the access, and none in the loop.
 ; CHECK-LABEL: define void @leading(
 ; CHECK-LABEL: ph:
 ; CHECK: [[RUNS:%.*]] = call i64 @llvm.smin.i64(
 ; CHECK: [[NONE:%.*]] = icmp eq i64 {{%.*}}, 0
-; CHECK: [[ENDS:%.*]] = and i1
-; CHECK: or i1 [[ENDS]], [[NONE]]
+; CHECK: select i1 [[NONE]], i64 0,
 ; CHECK: call i32 @__cusafe_fail(
 ; CHECK-LABEL: loop:
 ; CHECK-NOT: call i32 @__cusafe_

@@ -55,7 +55,7 @@ define void @two(i64 %i, i1 %c) {
 ; CHECK: store float 1.000000e+00, ptr %q
 ; The load through the loop phi: against %arr too, for the whole loop (its trip count
 ; is known) in the preheader.
-; CHECK: call i32 @__cusafe_fail({{.*}}, i64 40, i32 4, ptr addrspacecast (ptr addrspace(1) @__cusafe_site.{{[0-9]+}} to ptr))
+; CHECK: call i32 @__cusafe_fail({{.*}}, i64 40, i32 {{%.*}}, ptr addrspacecast (ptr addrspace(1) @__cusafe_site.{{[0-9]+}} to ptr))
 ; CHECK-LABEL: walk:
 ; CHECK-NOT: call
 ; CHECK: load float, ptr %w
