@@ -527,10 +527,21 @@ extern "C" bool cusafe_loop_range(void *P, LLVMValueRef Inst, LLVMValueRef Ptr,
     S64 = W->Ext == Walk::Signed ? B.CreateSExt(X0, I64) : B.CreateZExt(X0, I64);
     T64 = B.CreateSExt(Exp.expandCodeFor(StepS, XTy, T), I64);
   }
-  llvm::Value *Mag = B.CreateBinaryIntrinsic(llvm::Intrinsic::abs, T64, B.getFalse());
-  llvm::Value *Trip = B.CreateBinaryIntrinsic(llvm::Intrinsic::umul_with_overflow, Mag, TripsV);
-  llvm::Value *Far = B.CreateOr(B.CreateExtractValue(Trip, 1),
-                                B.CreateICmpSLT(B.CreateExtractValue(Trip, 0), B.getInt64(0)));
+  // A walk of an index of 32 bits or fewer over a trip count of 32 bits or fewer needs
+  // no product test: |step| < 2^32 and trips < 2^32 keep |step| * trips under 2^64,
+  // so the last index below is exact in 64 bits, its own type's range bounds the walk,
+  // and elements under 2^30 bytes keep it far from wrapping the address space.
+  bool Short = W->Ext != Walk::Same && AR->getType()->getIntegerBitWidth() <= 32 &&
+               S.SE.getTypeSizeInBits(Trips->getType()) <= 32 &&
+               W->Scale > -(int64_t(1) << 30) && W->Scale < (int64_t(1) << 30);
+  llvm::Value *Far = B.getFalse();
+  if (!Short) {
+    llvm::Value *Mag = B.CreateBinaryIntrinsic(llvm::Intrinsic::abs, T64, B.getFalse());
+    llvm::Value *Trip =
+        B.CreateBinaryIntrinsic(llvm::Intrinsic::umul_with_overflow, Mag, TripsV);
+    Far = B.CreateOr(B.CreateExtractValue(Trip, 1),
+                     B.CreateICmpSLT(B.CreateExtractValue(Trip, 0), B.getInt64(0)));
+  }
   llvm::Value *L64 = B.CreateAdd(S64, B.CreateMul(T64, TripsV));
   llvm::Value *A = S64, *Z = L64;
   if (W->Ext != Walk::Same) {

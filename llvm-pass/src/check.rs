@@ -673,13 +673,17 @@ impl<'ctx> Checker<'ctx> {
             })
             .collect();
         ir.at(at);
-        // No anchor: each root half is built here, not taken from `e`'s.
-        let verdicts: Vec<_> = ranges.iter().map(|r| self.verdict(e, r, None)).collect();
-        let bad = verdicts
-            .iter()
-            .map(|(v, _)| ir.not(v.inside))
-            .reduce(|a, b| ir.or(a, b))
-            .expect("a set has a range");
+        // No anchor: each root half is built here, not taken from `e`'s. Each verdict's
+        // negation joins the or right after it.
+        let mut verdicts = Vec::new();
+        let mut bad = None;
+        for r in &ranges {
+            let (v, len) = self.verdict(e, r, None);
+            let out = ir.not(v.inside);
+            bad = Some(bad.map_or(out, |b| ir.or(b, out)));
+            verdicts.push((v, len));
+        }
+        let bad = bad.expect("a set has a range");
         let term = ir.split_if_then(bad, at);
         if let [(v, len)] = verdicts.as_slice() {
             ir.at(term);

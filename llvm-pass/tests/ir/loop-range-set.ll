@@ -17,7 +17,7 @@
 ; CHECK-LABEL: define void @dot(
 ; CHECK-LABEL: ph:
 ; CHECK: %[[N0:[0-9]+]] = xor i1 {{%.*}}, true
-; CHECK-NEXT: %[[N1:[0-9]+]] = xor i1 {{%.*}}, true
+; CHECK: %[[N1:[0-9]+]] = xor i1 {{%.*}}, true
 ; CHECK-NEXT: %[[BAD:[0-9]+]] = or i1 %[[N0]], %[[N1]]
 ; CHECK-NEXT: br i1 %[[BAD]], label %[[COLD:[0-9]+]], label %[[GO:[0-9]+]], !prof
 ; CHECK: [[COLD]]:
@@ -63,7 +63,7 @@
 ; TRAP-LABEL: define void @triad(
 ; TRAP-LABEL: ph:
 ; TRAP: %[[N0:[0-9]+]] = xor i1 {{%.*}}, true
-; TRAP-NEXT: %[[N1:[0-9]+]] = xor i1 {{%.*}}, true
+; TRAP: %[[N1:[0-9]+]] = xor i1 {{%.*}}, true
 ; TRAP-NEXT: %[[BAD:[0-9]+]] = or i1 %[[N0]], %[[N1]]
 ; TRAP-NEXT: br i1 %[[BAD]], label %{{[0-9]+}}, label %[[GO:[0-9]+]], !prof
 ; TRAP: [[GO]]:

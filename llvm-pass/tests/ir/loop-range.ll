@@ -246,9 +246,11 @@ exit:
 ; The same walk with an index that may wrap in 32 bits (its start j is not known not
 ; to overflow, as for blockIdx.x * blockDim.x + threadIdx.x): the sign-extended index's
 ; last value is computed in 64 bits, and a value that is no longer an i32 (the index
-; would have wrapped) makes the span all ones.
+; would have wrapped) makes the span all ones. No product test: a 32-bit step over a
+; 32-bit trip count cannot overflow 64 bits, and the index's own range bounds the walk.
 ; CHECK-LABEL: define void @column_wrapping(
 ; CHECK-LABEL: ph:
+; CHECK-NOT: @llvm.umul.with.overflow
 ; CHECK: [[LAST:%.*]] = add i64 {{%.*}}, {{%.*}}
 ; CHECK: [[NARROW:%.*]] = trunc i64 [[LAST]] to i32
 ; CHECK: [[BACK:%.*]] = sext i32 [[NARROW]] to i64
