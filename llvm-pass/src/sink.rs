@@ -14,6 +14,13 @@
 //! predicates, and every load is in flight before the first store waits (docs/pass.md
 //! has what it measured).
 //!
+//! When the loaded value feeds only the block itself and nothing before the point can
+//! write global memory (only `__shared__` or local stores), the whole run block moves,
+//! load and all: nw's corner load then joins the halo loads at the barrier, one flush
+//! for all of them, as the source line moved by hand did. The load's check moves with
+//! it: where it fails, an access the program makes anyway is reported, after those
+//! before the point rather than before them.
+//!
 //! A store moves only when it stays inside its object wherever it runs (it has no
 //! check, so no report changes its place in program order), and past an access only
 //! when their bytes cannot meet: a different object,
@@ -27,10 +34,13 @@ use crate::classify::pointer_root;
 use crate::dom::Cfg;
 use crate::intervals::Intervals;
 use crate::ir::{Ir, AS_GLOBAL, AS_LOCAL, AS_SHARED};
-use crate::lift::{load_block, predecessors, triangle, Triangle};
+use crate::lift::{load_block, predecessors, triangle, LoadBlock, Triangle};
 use crate::loops::LoopAnalyses;
 use crate::remat::pure_value;
-use crate::sys::{addr_space, branch_condition, global_variable, operand, param_parent, poison};
+use crate::sys::{
+    addr_space, branch_condition, global_variable, operand, param_parent, poison, uses,
+};
+use inkwell::basic_block::BasicBlock;
 use inkwell::targets::TargetData;
 use inkwell::types::BasicTypeEnum;
 use inkwell::values::{
@@ -46,20 +56,22 @@ struct Sink<'ctx> {
     stores: Vec<InstructionValue<'ctx>>,
     /// The instruction of the join they go right before.
     before: InstructionValue<'ctx>,
+    /// Whether the whole run block goes there, its load included.
+    whole: bool,
 }
 
 /// Sinks the tile stores of the triangles of `f` (a kernel when `kernel`) as the module
 /// doc says.
 pub fn sink_tile_stores<'ctx>(ir: &Ir<'ctx>, f: FunctionValue<'ctx>, kernel: bool) {
     let preds = predecessors(f);
-    let found: Vec<(Triangle, InstructionValue, Vec<InstructionValue>)> = f
+    let found: Vec<(Triangle, InstructionValue, LoadBlock)> = f
         .get_basic_blocks()
         .into_iter()
         .filter_map(|bb| bb.get_terminator())
         .filter_map(|branch| {
             let t = triangle(branch, &preds)?;
             let block = load_block(&t)?;
-            (!block.stores.is_empty()).then_some((t, branch, block.stores))
+            (!block.stores.is_empty()).then_some((t, branch, block))
         })
         .collect();
     if found.is_empty() {
@@ -72,13 +84,19 @@ pub fn sink_tile_stores<'ctx>(ir: &Ir<'ctx>, f: FunctionValue<'ctx>, kernel: boo
         let intervals = Intervals::new(&cfg, &scev, ir.layout());
         found
             .into_iter()
-            .filter_map(|(triangle, branch, stores)| {
-                let before = sink_point(&intervals, ir.layout(), &triangle, &stores, kernel)?;
+            .filter_map(|(triangle, branch, block)| {
+                let stores = block.stores;
+                let point = sink_point(&intervals, ir.layout(), &triangle, &stores, kernel)?;
+                let whole = kernel
+                    && !point.global_stores
+                    && reads_global(block.load, kernel)
+                    && used_inside(triangle.then);
                 Some(Sink {
                     triangle,
                     branch,
                     stores,
-                    before,
+                    before: point.before,
+                    whole,
                 })
             })
             .collect()
@@ -86,6 +104,14 @@ pub fn sink_tile_stores<'ctx>(ir: &Ir<'ctx>, f: FunctionValue<'ctx>, kernel: boo
     for s in &sinks {
         apply(ir, s);
     }
+}
+
+/// Where a triangle's stores can go ([`sink_point`]).
+struct Point<'ctx> {
+    /// The instruction of the join they go right before.
+    before: InstructionValue<'ctx>,
+    /// Whether a store before it may write global memory.
+    global_stores: bool,
 }
 
 /// Where in `t`'s join the `stores` can go: the first instruction that may touch memory
@@ -97,13 +123,14 @@ fn sink_point<'ctx>(
     t: &Triangle<'ctx>,
     stores: &[InstructionValue<'ctx>],
     kernel: bool,
-) -> Option<InstructionValue<'ctx>> {
+) -> Option<Point<'ctx>> {
     // A moved store reports nothing: each must be in bounds wherever it runs, so no
     // report changes its place in program order.
     if !stores.iter().all(|&s| inside(intervals, td, s)) {
         return None;
     }
     let mut loads = 0;
+    let mut global_stores = false;
     let mut next = t.join.get_first_instruction();
     while let Some(inst) = next {
         next = inst.get_next_instruction();
@@ -117,14 +144,19 @@ fn sink_point<'ctx>(
                 {
                     return None;
                 }
-                if inst.get_opcode() == InstructionOpcode::Load
-                    && !matches!(addr_space(ptr), Some(AS_SHARED | AS_LOCAL))
-                {
-                    loads += 1;
+                let private = matches!(addr_space(ptr), Some(AS_SHARED | AS_LOCAL))
+                    || matches!(addr_space(pointer_root(ptr)), Some(AS_SHARED | AS_LOCAL));
+                match inst.get_opcode() {
+                    InstructionOpcode::Load if !private => loads += 1,
+                    InstructionOpcode::Store if !private => global_stores = true,
+                    _ => {}
                 }
             }
             _ if inst.is_terminator() || touches_memory(inst) => {
-                return (loads > 0).then_some(inst);
+                return (loads > 0).then_some(Point {
+                    before: inst,
+                    global_stores,
+                });
             }
             _ => {}
         }
@@ -153,6 +185,27 @@ fn inside<'ctx>(
     intervals
         .offset(store, target, object)
         .is_some_and(|o| o.lo >= 0 && o.hi + i128::from(bytes) <= size)
+}
+
+/// Whether `load` reads global memory: a global address, or in a kernel one from a
+/// pointer parameter (which points there, as LLVM's NVPTX backend assumes).
+fn reads_global(load: InstructionValue, kernel: bool) -> bool {
+    pointer_operand(load).is_some_and(|ptr| {
+        let root = pointer_root(ptr);
+        matches!(addr_space(ptr), Some(AS_GLOBAL))
+            || matches!(addr_space(root), Some(AS_GLOBAL))
+            || (kernel && param_parent(root).is_some())
+    })
+}
+
+/// Whether every value block `bb` defines is used in `bb` only (nothing outside reads
+/// what the block computes: it can move as a whole).
+fn used_inside(bb: BasicBlock) -> bool {
+    bb.get_instructions().all(|inst| {
+        uses(inst)
+            .iter()
+            .all(|(user, _)| user.get_parent() == Some(bb))
+    })
 }
 
 /// Whether load or store `inst` is atomic (it orders other accesses: the scan stops).
@@ -223,12 +276,32 @@ fn apart<'ctx>(
     s.lo >= o.hi + i128::from(b) || o.lo >= s.hi + i128::from(a)
 }
 
-/// Moves `s`'s stores to its point, under the triangle's condition.
+/// Moves `s`'s stores (or its whole run block) to its point, under the triangle's
+/// condition.
 fn apply<'ctx>(ir: &Ir<'ctx>, s: &Sink<'ctx>) {
     let Some(head) = s.branch.get_parent() else {
         return;
     };
     let t = &s.triangle;
+    if s.whole {
+        // Nothing outside the run block reads its values: move it all, in order, and
+        // leave the old triangle empty.
+        let moved: Vec<InstructionValue> = t
+            .then
+            .get_instructions()
+            .take_while(|i| !i.is_terminator())
+            .collect();
+        ir.at(s.before);
+        let cond = branch_condition(s.branch);
+        let cond = if t.on_true { cond } else { ir.not(cond) };
+        let term = ir.split_if(cond, s.before);
+        for inst in moved {
+            inst.remove_from_basic_block();
+            ir.at(term);
+            ir.b.insert_instruction(&inst, None);
+        }
+        return;
+    }
     // Values of the run block the stores use reach the join through phis (poison from
     // the head, where no store runs and nothing reads them).
     let mut phis: Vec<(BasicValueEnum<'ctx>, BasicValueEnum<'ctx>)> = Vec::new();
