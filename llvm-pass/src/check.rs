@@ -913,25 +913,20 @@ impl<'ctx> Checker<'ctx> {
                             last_byte: false,
                             ..r.clone()
                         };
-                        let (inside, range) = match crate::shape::cover(ir, &shape, own) {
+                        // The ranges whose verdicts, and-ed, stand for the members'.
+                        let ranges = match crate::shape::cover(ir, &shape, own) {
                             Cover::Union(addr, len, wraps) => {
                                 guards.extend(wraps);
-                                let range = at(addr, Len::Const(len));
-                                (self.verdict(e, &range, anchor).0.inside, range)
+                                vec![at(addr, Len::Const(len))]
                             }
                             Cover::Bytes(bytes, wraps) => {
                                 guards.extend(wraps);
-                                let [first, last] = bytes.map(|addr| at(addr, Len::Const(1)));
-                                let both = ir.and(
-                                    self.verdict(e, &first, anchor).0.inside,
-                                    self.verdict(e, &last, anchor).0.inside,
-                                );
-                                (both, first)
+                                bytes.map(|addr| at(addr, Len::Const(1))).to_vec()
                             }
-                            Cover::Ends(ends) => {
-                                // Each end as its member's own range (its length,
-                                // and its last-byte form when aligned).
-                                let [first, last] = ends.map(|(x, addr)| {
+                            // Each end as its member's own range (its length, and its
+                            // last-byte form when aligned).
+                            Cover::Ends(ends) => ends
+                                .map(|(x, addr)| {
                                     let end = group.members.iter().find(|&&(_, y)| y == x);
                                     let (m, _) = end.expect("a strided group's ends are members");
                                     Range {
@@ -939,14 +934,15 @@ impl<'ctx> Checker<'ctx> {
                                         root: resolve_ptr(e.replaced, r.root),
                                         ..m.of(accesses).clone()
                                     }
-                                });
-                                let both = ir.and(
-                                    self.verdict(e, &first, anchor).0.inside,
-                                    self.verdict(e, &last, anchor).0.inside,
-                                );
-                                (both, first)
-                            }
+                                })
+                                .to_vec(),
                         };
+                        let inside = ranges
+                            .iter()
+                            .map(|range| self.verdict(e, range, anchor).0.inside)
+                            .reduce(|a, b| ir.and(a, b))
+                            .expect("a cover has a range");
+                        let range = ranges.into_iter().next().expect("a cover has a range");
                         (inside, range, Some((group, shape)), anchor)
                     }
                 }

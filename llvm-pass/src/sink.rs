@@ -283,66 +283,56 @@ fn apply<'ctx>(ir: &Ir<'ctx>, s: &Sink<'ctx>) {
         return;
     };
     let t = &s.triangle;
-    if s.whole {
-        // Nothing outside the run block reads its values: move it all, in order, and
-        // leave the old triangle empty.
-        let moved: Vec<InstructionValue> = t
-            .then
+    // What moves, in order, with new operands (none when the whole run block moves:
+    // nothing outside it reads its values, so the old triangle is left empty).
+    let moved: Vec<(InstructionValue, Vec<BasicValueEnum>)> = if s.whole {
+        t.then
             .get_instructions()
             .take_while(|i| !i.is_terminator())
-            .collect();
-        ir.at(s.before);
-        let cond = branch_condition(s.branch);
-        let cond = if t.on_true { cond } else { ir.not(cond) };
-        let term = ir.split_if(cond, s.before);
-        for inst in moved {
-            inst.remove_from_basic_block();
-            ir.at(term);
-            ir.b.insert_instruction(&inst, None);
-        }
-        return;
-    }
-    // Values of the run block the stores use reach the join through phis (poison from
-    // the head, where no store runs and nothing reads them).
-    let mut phis: Vec<(BasicValueEnum<'ctx>, BasicValueEnum<'ctx>)> = Vec::new();
-    let mut through_phi = |v: BasicValueEnum<'ctx>| -> BasicValueEnum<'ctx> {
-        let defined_in_run_block = v
-            .as_instruction_value()
-            .is_some_and(|i| i.get_parent() == Some(t.then));
-        if !defined_in_run_block {
-            return v;
-        }
-        if let Some(&(_, phi)) = phis.iter().find(|(of, _)| *of == v) {
-            return phi;
-        }
-        let first = t.join.get_first_instruction().expect("a join has a branch");
-        ir.at(first);
-        let phi = ir.b.build_phi(v.get_type(), "").expect("positioned");
-        let none = poison(v.get_type());
-        phi.add_incoming(&[(&v, t.then), (&none, head)]);
-        phis.push((v, phi.as_basic_value()));
-        phi.as_basic_value()
+            .map(|inst| (inst, Vec::new()))
+            .collect()
+    } else {
+        // Values of the run block the stores use reach the join through phis (poison
+        // from the head, where no store runs and nothing reads them).
+        let mut phis: Vec<(BasicValueEnum<'ctx>, BasicValueEnum<'ctx>)> = Vec::new();
+        let mut through_phi = |v: BasicValueEnum<'ctx>| -> BasicValueEnum<'ctx> {
+            let defined_in_run_block = v
+                .as_instruction_value()
+                .is_some_and(|i| i.get_parent() == Some(t.then));
+            if !defined_in_run_block {
+                return v;
+            }
+            if let Some(&(_, phi)) = phis.iter().find(|(of, _)| *of == v) {
+                return phi;
+            }
+            let first = t.join.get_first_instruction().expect("a join has a branch");
+            ir.at(first);
+            let phi = ir.b.build_phi(v.get_type(), "").expect("positioned");
+            let none = poison(v.get_type());
+            phi.add_incoming(&[(&v, t.then), (&none, head)]);
+            phis.push((v, phi.as_basic_value()));
+            phi.as_basic_value()
+        };
+        s.stores
+            .iter()
+            .map(|&st| {
+                let ops = (0..2)
+                    .map(|k| through_phi(operand(st, k).expect("a store's operands")))
+                    .collect();
+                (st, ops)
+            })
+            .collect()
     };
-    let moved: Vec<(InstructionValue, Vec<BasicValueEnum>)> = s
-        .stores
-        .iter()
-        .map(|&st| {
-            let ops = (0..2)
-                .map(|k| through_phi(operand(st, k).expect("a store's operands")))
-                .collect();
-            (st, ops)
-        })
-        .collect();
     ir.at(s.before);
     let cond = branch_condition(s.branch);
     let cond = if t.on_true { cond } else { ir.not(cond) };
     let term = ir.split_if(cond, s.before);
-    for (st, ops) in &moved {
-        st.remove_from_basic_block();
+    for (inst, ops) in &moved {
+        inst.remove_from_basic_block();
         ir.at(term);
-        ir.b.insert_instruction(st, None);
+        ir.b.insert_instruction(inst, None);
         for (k, v) in ops.iter().enumerate() {
-            st.set_operand(k as u32, *v);
+            inst.set_operand(k as u32, *v);
         }
     }
 }
