@@ -294,8 +294,8 @@ pub struct Checker<'ctx> {
 enum Derived {
     /// [`Checker::bound`] of a size.
     Bound,
-    /// [`Checker::last_byte_start`] of a start.
-    LastByteStart,
+    /// [`Checker::start_less`] of a start.
+    StartLess,
 }
 
 impl<'ctx> Checker<'ctx> {
@@ -413,7 +413,7 @@ impl<'ctx> Checker<'ctx> {
                 let anchor = units[0].plan.anchor();
                 let (verdict, len) = self
                     .offset_verdict(e, id, r, anchor)
-                    .unwrap_or_else(|| self.verdict(e, r, anchor));
+                    .unwrap_or_else(|| self.verdict(e, r, anchor, true));
                 let bad = match lifted {
                     Some(l) => Some(lift_branch(ir, l, verdict.inside)),
                     None => plan
@@ -678,7 +678,7 @@ impl<'ctx> Checker<'ctx> {
         let mut verdicts = Vec::new();
         let mut bad = None;
         for r in &ranges {
-            let (v, len) = self.verdict(e, r, None);
+            let (v, len) = self.verdict(e, r, None, true);
             let out = ir.not(v.inside);
             bad = Some(bad.map_or(out, |b| ir.or(b, out)));
             verdicts.push((v, len));
@@ -701,12 +701,14 @@ impl<'ctx> Checker<'ctx> {
     }
 
     /// The verdict on range `r` at the builder's position (the heap root half from
-    /// `anchor` when `e` built it there, else built here), and the length as i64.
+    /// `anchor` when `e` built it there, else built here), and the length as i64. `hot`:
+    /// on a fast path (see `heap_verdict`), not in a cold block.
     fn verdict(
         &self,
         e: &FnEmit<'_, 'ctx>,
         r: &Range<'ctx>,
         anchor: Option<Anchor<'ctx>>,
+        hot: bool,
     ) -> (Verdict<'ctx>, IntValue<'ctx>) {
         let ir = e.ir;
         let len = match r.len {
@@ -719,7 +721,7 @@ impl<'ctx> Checker<'ctx> {
                     Some(p) => *p,
                     None => self.root_part(ir, r.root),
                 };
-                self.heap_verdict(ir, r, len, part)
+                self.heap_verdict(ir, r, len, part, hot)
             }
             Target::Object(o) => self.object_verdict(ir, r, o, len),
         };
@@ -802,7 +804,7 @@ impl<'ctx> Checker<'ctx> {
         ir.at(inst);
         let (v, len) = self
             .offset_verdict(e, id, r, anchor)
-            .unwrap_or_else(|| self.verdict(e, r, anchor));
+            .unwrap_or_else(|| self.verdict(e, r, anchor, true));
         let term = ir.split_if_then(ir.not(v.inside), inst);
         // The cold block (before the call: a call that never returns erases `term`).
         let bb = term.get_parent().expect("a split block");
@@ -939,7 +941,7 @@ impl<'ctx> Checker<'ctx> {
                         };
                         let inside = ranges
                             .iter()
-                            .map(|range| self.verdict(e, range, anchor).0.inside)
+                            .map(|range| self.verdict(e, range, anchor, true).0.inside)
                             .reduce(|a, b| ir.and(a, b))
                             .expect("a cover has a range");
                         let range = ranges.into_iter().next().expect("a cover has a range");
@@ -952,7 +954,7 @@ impl<'ctx> Checker<'ctx> {
                         root: resolve_ptr(e.replaced, r.root),
                         ..r.clone()
                     };
-                    let (v, _) = self.verdict(e, &range, anchor);
+                    let (v, _) = self.verdict(e, &range, anchor, true);
                     (v.inside, range, None, anchor)
                 }
             };
@@ -1067,7 +1069,7 @@ impl<'ctx> Checker<'ctx> {
         let n = chain.len();
         for (k, (at, r, original_root, anchor)) in chain.into_iter().enumerate() {
             ir.at(term);
-            let (v, len) = self.verdict(e, &r, anchor);
+            let (v, len) = self.verdict(e, &r, anchor, false);
             if !(last_traps && k + 1 == n) {
                 let report = ir.split_if_then(ir.not(v.inside), term);
                 ir.at(report);
@@ -1127,15 +1129,52 @@ impl<'ctx> Checker<'ctx> {
         })
     }
 
-    /// `start - (len - 1)` (wrapping), so that an aligned access's last byte is
-    /// compared as `addr - it` (`heap_verdict`): one subtraction at the access. Built
-    /// once per window and length, right after the window's start.
-    fn last_byte_start(&self, ir: &Ir<'ctx>, start: IntValue<'ctx>, len: u64) -> IntValue<'ctx> {
-        self.beside(ir, start, (Derived::LastByteStart, len), |at| {
-            let k = start.get_type().const_int(len - 1, false);
-            let v = at.build_int_sub(start, k, "cusafe.start.last");
+    /// `start - k` (wrapping), built once per window start and `k`, right after the
+    /// start: the start an address is compared against when its last byte is (`k =
+    /// len - 1`: an aligned access is compared as `addr - it`, `heap_verdict`), or when
+    /// a constant offset of the address is taken off the start instead.
+    fn start_less(&self, ir: &Ir<'ctx>, start: IntValue<'ctx>, k: u64) -> IntValue<'ctx> {
+        if k == 0 {
+            return start;
+        }
+        self.beside(ir, start, (Derived::StartLess, k), |at| {
+            let k = start.get_type().const_int(k, false);
+            let v = at.build_int_sub(start, k, "cusafe.start.less");
             v.expect("positioned")
         })
+    }
+
+    /// `addr` as `(q, c)`: the integer of `addr` less its constant byte offset `c` from
+    /// its base (`base::decompose`: constant GEPs, and the constant of an index
+    /// `sext (x +nsw c)`), rebuilt in `addr`'s space at the builder's position, so that
+    /// `addr = q + c`; `None` when there is no such offset.
+    fn constant_split(
+        &self,
+        ir: &Ir<'ctx>,
+        addr: PointerValue<'ctx>,
+    ) -> Option<(IntValue<'ctx>, i64)> {
+        // Several terms are summed wide only under a sign extension, as codegen splits
+        // `sext (a +nsw b +nsw c)` itself, so that the rebuilt `q` is the same
+        // arithmetic as the access's own (a zero-extended sum codegen keeps narrow).
+        let as_codegen = |parts: &crate::base::Parts| {
+            parts.base.gep.as_ref().is_none_or(|(_, idx)| {
+                idx.iter()
+                    .all(|i| i.terms.len() == 1 || matches!(i.ext, crate::base::Widen::Sign(_)))
+            })
+        };
+        match crate::base::decompose(ir, addr, false) {
+            Some(parts) if parts.off != 0 && as_codegen(&parts) => {
+                let q = parts.base.build(ir, 0);
+                let q = if q.get_type() == addr.get_type() {
+                    q
+                } else {
+                    let cast = ir.b.build_address_space_cast(q, addr.get_type(), "");
+                    cast.expect("positioned")
+                };
+                Some((ir.to_int(q), parts.off))
+            }
+            _ => None,
+        }
     }
 
     /// What `make` builds from `v`, built once per key with the auxiliary builder right
@@ -1242,21 +1281,40 @@ impl<'ctx> Checker<'ctx> {
     }
 
     /// The address half of the heap check: the range must fit in the root half's window.
+    ///
+    /// On a fast path (`hot`), `addr - start` is built as `q - (start - c)` where `addr`
+    /// is `q + c` and `start` needs no instruction (a launch-time window's parameter, or
+    /// a constant): the start less `c` is one more uniform value, and the address `q + c`
+    /// is left to the access, which folds `c` into its own immediate offset. A cold
+    /// block compares `addr` itself (a start less `c` for it would be built at the
+    /// window, on the fast path).
     fn heap_verdict(
         &self,
         ir: &Ir<'ctx>,
         r: &Range<'ctx>,
         len: IntValue<'ctx>,
         p: RootPart<'ctx>,
+        hot: bool,
     ) -> Verdict<'ctx> {
-        let off = ir.sub(ir.to_int(r.addr), p.start);
+        let ai = ir.to_int(r.addr);
+        let off = ir.sub(ai, p.start);
+        let split = match p.start.as_instruction() {
+            None if hot => self.constant_split(ir, r.addr),
+            _ => None,
+        };
+        let (q, c) = split.unwrap_or((ai, 0));
         let inside = match r.len {
             // An access aligned to its power-of-two length (`launch::fits_aligned`,
             // docs/formats.md, "The check"): its last byte in the window, one compare
             // against the limit itself, no bound to build.
             Len::Const(n) if r.last_byte => {
-                let last = ir.sub(ir.to_int(r.addr), self.last_byte_start(ir, p.start, n));
+                let k = (n - 1).wrapping_sub(c as u64);
+                let last = ir.sub(q, self.start_less(ir, p.start, k));
                 ir.icmp(IntPredicate::ULT, last, p.limit)
+            }
+            _ if c != 0 => {
+                let shifted = ir.sub(q, self.start_less(ir, p.start, c as u64));
+                self.fits(ir, r, shifted, p.limit, len)
             }
             _ => self.fits(ir, r, off, p.limit, len),
         };

@@ -14,7 +14,7 @@ target triple = "nvptx64-nvidia-cuda"
 
 ; A 16-byte vector load aligned to 16: start - 15, one compare against the limit.
 ; CHECK-LABEL: define void @vec16(
-; CHECK: [[SL:%cusafe.start.last[0-9]*]] = sub i64 %cusafe.start.0, 15
+; CHECK: [[SL:%cusafe.start.less[0-9]*]] = sub i64 %cusafe.start.0, 15
 ; CHECK: [[LAST:%.*]] = sub i64 {{%.*}}, [[SL]]
 ; CHECK: icmp ult i64 [[LAST]], %cusafe.limit.0
 ; CHECK-NOT: cusafe.bound
@@ -32,7 +32,7 @@ define void @vec16(ptr %a, i64 %i) {
 ; CHECK: %cusafe.bound = select i1 {{%.*}}, i64 {{%.*}}, i64 0
 ; CHECK: [[OFF:%.*]] = sub i64 {{%.*}}, %cusafe.start.0
 ; CHECK: icmp ult i64 [[OFF]], %cusafe.bound
-; CHECK-NOT: cusafe.start.last
+; CHECK-NOT: cusafe.start.less
 ; CHECK: ret void
 define void @under_aligned(ptr %a, i64 %i) {
   %p = getelementptr inbounds i32, ptr %a, i64 %i
@@ -44,7 +44,7 @@ define void @under_aligned(ptr %a, i64 %i) {
 ; The same aligned 4-byte load inside a loop: the bound form.
 ; CHECK-LABEL: define void @in_loop(
 ; CHECK: %cusafe.bound = select i1 {{%.*}}, i64 {{%.*}}, i64 0
-; CHECK-NOT: cusafe.start.last
+; CHECK-NOT: cusafe.start.less
 ; CHECK: loop:
 ; CHECK: icmp ult i64 {{%.*}}, %cusafe.bound
 ; CHECK: ret void

@@ -52,9 +52,9 @@ define void @unaligned(ptr %a, i64 %i) {
 ; CHECK-NEXT: [[LIMIT:%.*]] = select i1 [[IN]], i64 [[SIZE]], i64 [[OL]]
 ; The address half, after the root half: one subtraction, one compare against the
 ; limit itself.
-; CHECK: [[OFF:%.*]] = sub i64 {{%.*}}, [[START]]
 ; CHECK: [[AI:%.*]] = ptrtoint ptr %p to i64
-; CHECK: [[LAST:%.*]] = sub i64 [[AI]], [[SL]]
+; CHECK-NEXT: [[OFF:%.*]] = sub i64 [[AI]], [[START]]
+; CHECK-NEXT: [[LAST:%.*]] = sub i64 [[AI]], [[SL]]
 ; CHECK: icmp ult i64 [[LAST]], [[LIMIT]]
 ; CHECK: br i1 {{%.*}}, label %[[REPORT:.*]], label %[[ACCESS:.*]], !prof [[COLD:![0-9]+]]
 ; The cold block passes what the check saw; device-rt works out the kind. The address

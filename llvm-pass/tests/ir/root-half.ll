@@ -76,8 +76,7 @@ define i32 @get(ptr addrspace(1) %a, i64 %i) {
 ; The offset the report passes, then the last byte's, compared against the limit.
 ; CHECK: [[A0:%.*]] = ptrtoint ptr addrspace(1) %p to i64
 ; CHECK-NEXT: sub i64 [[A0]], [[START]]
-; CHECK-NEXT: [[AI:%.*]] = ptrtoint ptr addrspace(1) %p to i64
-; CHECK-NEXT: [[LAST:%.*]] = sub i64 [[AI]], [[SL]]
+; CHECK-NEXT: [[LAST:%.*]] = sub i64 [[A0]], [[SL]]
 ; CHECK: icmp ult i64 [[LAST]], [[LIMIT]]
 
 ; A root that can only be a __shared__ address seen through the generic space (a phi
