@@ -1308,7 +1308,7 @@ impl<'ctx> Checker<'ctx> {
             // docs/formats.md, "The check"): its last byte in the window, one compare
             // against the limit itself, no bound to build.
             Len::Const(n) if r.last_byte => {
-                let k = (n - 1).wrapping_sub(c as u64);
+                let k = (n - 1).wrapping_add(c as u64);
                 let last = ir.sub(q, self.start_less(ir, p.start, k));
                 ir.icmp(IntPredicate::ULT, last, p.limit)
             }

@@ -14,10 +14,11 @@
 target datalayout = "e-i64:64-i128:128-v16:16-v32:32-n16:32:64"
 target triple = "nvptx64-nvidia-cuda"
 
-; `a[x + 1]`, aligned: the last byte of `a + 4 * x + 4` is compared as `(a + 4 * x) -
-; (start - (3 - 4))`.
+; `a[x + 1]`, aligned: the last byte of `a + 4 * x + 4`, `(a + 4 * x + 4) - (start - 3)`,
+; is compared as `(a + 4 * x) - (start - 7)`: the same value (a start less 3 - 4 = -1
+; would move the window 8 bytes and report every in-bounds access near its end).
 ; CHECK-LABEL: define void @row(
-; CHECK: [[SL:%cusafe.start.less[0-9]*]] = sub i64 %cusafe.start.0, -1
+; CHECK: [[SL:%cusafe.start.less[0-9]*]] = sub i64 %cusafe.start.0, 7
 ; CHECK: [[X:%.*]] = sext i32 %x to i64
 ; CHECK-NEXT: [[Q:%.*]] = getelementptr float, ptr %a, i64 [[X]]
 ; CHECK-NEXT: [[QI:%.*]] = ptrtoint ptr [[Q]] to i64
