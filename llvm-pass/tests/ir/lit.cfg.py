@@ -24,6 +24,9 @@ config.substitutions.append(("%not", f"{llvm_bin}/not"))
 config.substitutions.append(("%verify", f"{llvm_bin}/opt -passes=verify -disable-output"))
 config.substitutions.append(("%llvm_as", f"{llvm_bin}/llvm-as"))
 config.substitutions.append(("%llvm_link", f"{llvm_bin}/llvm-link"))
+# %fold: inlining and constant folding, which evaluate an instrumented kernel's checks
+# for a call on constants (verdicts.ll).
+config.substitutions.append(("%fold", f"{llvm_bin}/opt -S -passes=inline,instcombine,simplifycfg,instcombine"))
 # %llvm_o3: LLVM's full -O3 pipeline without the pass (what may run after it).
 config.substitutions.append(("%llvm_o3", f"{llvm_bin}/opt -O3 -S"))
 config.environment["CUSAFE_PASS_STATS"] = "1"
