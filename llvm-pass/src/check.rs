@@ -26,6 +26,7 @@
 //! Foreign pointers (tag outside 1..=35) read a zero word from a module global instead
 //! of a header, so the fast path has one branch and no guarded load.
 
+use crate::base::{decompose, Parts, Widen};
 use crate::classify::{ObjSize, Object};
 use crate::collect::{Access, Len, Range, Target};
 use crate::elim::defer::SINK_BYTES;
@@ -1156,13 +1157,13 @@ impl<'ctx> Checker<'ctx> {
         // Several terms are summed wide only under a sign extension, as codegen splits
         // `sext (a +nsw b +nsw c)` itself, so that the rebuilt `q` is the same
         // arithmetic as the access's own (a zero-extended sum codegen keeps narrow).
-        let as_codegen = |parts: &crate::base::Parts| {
+        let as_codegen = |parts: &Parts| {
             parts.base.gep.as_ref().is_none_or(|(_, idx)| {
                 idx.iter()
-                    .all(|i| i.terms.len() == 1 || matches!(i.ext, crate::base::Widen::Sign(_)))
+                    .all(|i| i.terms.len() == 1 || matches!(i.ext, Widen::Sign(_)))
             })
         };
-        match crate::base::decompose(ir, addr, false) {
+        match decompose(ir, addr, false) {
             Some(parts) if parts.off != 0 && as_codegen(&parts) => {
                 let q = parts.base.build(ir, 0);
                 let q = if q.get_type() == addr.get_type() {
@@ -1307,16 +1308,20 @@ impl<'ctx> Checker<'ctx> {
             // An access aligned to its power-of-two length (`launch::fits_aligned`,
             // docs/formats.md, "The check"): its last byte in the window, one compare
             // against the limit itself, no bound to build.
+            // With the fold: `addr - (start - (n - 1)) = q - (start - (n - 1 + c))`.
             Len::Const(n) if r.last_byte => {
                 let k = (n - 1).wrapping_add(c as u64);
                 let last = ir.sub(q, self.start_less(ir, p.start, k));
                 ir.icmp(IntPredicate::ULT, last, p.limit)
             }
-            _ if c != 0 => {
-                let shifted = ir.sub(q, self.start_less(ir, p.start, c as u64));
-                self.fits(ir, r, shifted, p.limit, len)
+            // With the fold: `addr - start = q - (start - c)`.
+            _ => {
+                let at = match c {
+                    0 => off,
+                    _ => ir.sub(q, self.start_less(ir, p.start, c as u64)),
+                };
+                self.fits(ir, r, at, p.limit, len)
             }
-            _ => self.fits(ir, r, off, p.limit, len),
         };
         Verdict {
             inside,
