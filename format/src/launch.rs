@@ -399,6 +399,15 @@ mod tests {
         assert_eq!(index_bounds(4, [a, (0x7f00_0000_0000, fs, fl)]), (0, 10));
     }
 
+    /// The bounds the pass's `verdicts-index.ll` driver passes by hand are the ones the
+    /// runtime would work out for its set-ups.
+    #[test]
+    fn index_bounds_of_the_verdicts_driver() {
+        let c = (12288, 12288, 12);
+        assert_eq!(index_bounds(4, [(4096, 4096, 16), c]), (0, 3));
+        assert_eq!(index_bounds(4, [(4104, 4096, 16), c]), (0, 2));
+    }
+
     #[test]
     fn foreign_pointers_get_the_foreign_window_unless_null_or_unknown() {
         let no_header = |_| panic!("no header");

@@ -2,7 +2,8 @@
 ; loads at one index through two windowed parameters, then a store) is linked with
 ; calls that pass constant pointers, windows and the group's launch bounds `lo` and
 ; `span` as the runtime works them out (`cusafe_format::launch::index_bounds`: the
-; indices at which every member's element fits its window), inlined and folded. A
+; indices at which every member's element fits its window; its unit test
+; `index_bounds_of_the_verdicts_driver` pins these values), inlined and folded. A
 ; failing index reports the first member that does not fit, at its own window. Two
 ; set-ups: `a` (16 bytes at 4096) and `c` (12 bytes at 12288) at their starts (x in
 ; [0, 3)), and `a` 8 bytes into its window (x in [0, 2)). The last call passes bounds
